@@ -1,0 +1,27 @@
+"""dpc_decode: disjunctive positive constraints in one vectorised beam search.
+
+>>> from dpc_decode import satisfies
+>>> satisfies([4, 100, 8, 2], [[[100], [100, 7], [100, 8]]])
+True
+"""
+
+from dpc_decode.automaton import Automaton, satisfies
+from dpc_decode.constraints import TokenizeOptions
+from dpc_decode.errors import ConstraintError, DpcError, UnsatisfiableConstraintsError
+from dpc_decode.generate import generate
+from dpc_decode.options import BeamSearchOptions, SamplingOptions
+from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
+
+__all__ = [
+    "Automaton",
+    "BeamSearchOptions",
+    "ConstraintError",
+    "ConstraintMatch",
+    "DpcError",
+    "GeneratedSequence",
+    "SamplingOptions",
+    "TokenizeOptions",
+    "UnsatisfiableConstraintsError",
+    "generate",
+    "satisfies",
+]

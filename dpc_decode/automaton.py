@@ -1,0 +1,366 @@
+"""The constraint automaton in plain Python: the reference every tensor path is tested against.
+
+A list of *disjunctive positive constraint sets* (the output must contain at least one alternative
+of every set) and a list of *banned phrases* (the output must contain none of them) are compiled
+into one Aho–Corasick automaton: a trie over every alternative of every set and every banned
+phrase, with failure links, so a single left-to-right walk over the tokens finds every occurrence
+of every phrase, overlapping ones included.
+
+Decisions the rest of :mod:`dpc_decode` relies on:
+
+* **Prefixes are normal.** Interior nodes can be terminal: with the set ``{rain, rained}`` the node
+  for ``rain`` completes the set and ``rained`` completes it again. Any alternative of a set
+  completes it; the set is *met* from the first completion on, and stays met.
+* **Failure links** mean ``[1, 1, 2]`` is found inside ``5 1 1 1 2`` and ``[2, 3, 5]`` inside
+  ``1 2 3 5`` although the walk first followed ``[1, 2, 3, 4]``.
+* **Each node knows every set it completes** (its own alternatives and those of its suffixes,
+  through the output links) as a bitmask, so meeting a set is one OR per token.
+* **Banned phrases** live in the same trie. A node whose string ends with a banned phrase is a
+  *violation* node. An alternative that contains a banned phrase can never be produced legally:
+  it is *dead*, and a set whose alternatives are all dead is *impossible*.
+
+>>> a = Automaton([[[100], [100, 7], [100, 8]], [[3, 4]]])
+>>> s = a.run([5, 100, 7, 3, 4])
+>>> a.is_satisfied(s)
+True
+>>> [(m.set_index, m.alternative_index, m.start, m.end) for m in a.matches([5, 100, 7, 3, 4])]
+[(0, 0, 1, 2), (0, 1, 1, 3), (1, 0, 3, 5)]
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from dpc_decode.errors import ConstraintError
+
+__all__ = ["Automaton", "State", "Match", "satisfies", "validate_token_constraints"]
+
+TokenSets = Sequence[Sequence[Sequence[int]]]
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """Where a walk over the tokens stands: the automaton node, the sets met, and whether a banned
+    phrase has occurred. Immutable; :meth:`Automaton.advance` returns a new one."""
+
+    node: int
+    met: int
+    violated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One occurrence of one alternative: ``tokens[start:end] == sets[set_index][alternative_index]``."""
+
+    set_index: int
+    alternative_index: int
+    start: int
+    end: int
+
+
+def validate_token_constraints(
+    sets: TokenSets, banned: Sequence[Sequence[int]] = (), vocab_size: int | None = None
+) -> None:
+    """Check the shape and the ids of token-id constraints; raise :class:`ConstraintError` naming
+    the bad value.
+
+    >>> validate_token_constraints([[[1, 2]], []])
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.ConstraintError: constraint set 1 is empty: every set needs at least one alternative
+    >>> validate_token_constraints([[[1, 2000]]], vocab_size=1000)
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.ConstraintError: token id 2000 in set 0, alternative 0 ([1, 2000]) is outside the vocabulary (size 1000)
+    """
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence):
+        raise ConstraintError(f"constraints must be a list of sets, got {sets!r}")
+    for i, alternatives in enumerate(sets):
+        if isinstance(alternatives, (str, bytes)) or not isinstance(alternatives, Sequence):
+            raise ConstraintError(f"constraint set {i} must be a list of alternatives, got {alternatives!r}")
+        if len(alternatives) == 0:
+            raise ConstraintError(
+                f"constraint set {i} is empty: every set needs at least one alternative"
+            )
+        for j, alt in enumerate(alternatives):
+            _check_phrase(alt, f"set {i}, alternative {j}", vocab_size)
+    if isinstance(banned, (str, bytes)) or not isinstance(banned, Sequence):
+        raise ConstraintError(f"banned phrases must be a list of token-id lists, got {banned!r}")
+    for k, phrase in enumerate(banned):
+        _check_phrase(phrase, f"banned phrase {k}", vocab_size)
+
+
+def _check_phrase(phrase: object, where: str, vocab_size: int | None) -> None:
+    if isinstance(phrase, (str, bytes)) or not isinstance(phrase, Sequence):
+        raise ConstraintError(f"{where} must be a list of token ids, got {phrase!r}")
+    if len(phrase) == 0:
+        raise ConstraintError(f"{where} is empty: a phrase needs at least one token")
+    for t in phrase:
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise ConstraintError(f"{where} ({list(phrase)!r}) holds {t!r}, which is not a token id (int)")
+        if t < 0 or (vocab_size is not None and t >= vocab_size):
+            size = f" (size {vocab_size})" if vocab_size is not None else ""
+            raise ConstraintError(
+                f"token id {t} in {where} ({list(phrase)!r}) is outside the vocabulary{size}"
+            )
+
+
+class Automaton:
+    """Aho–Corasick automaton over disjunctive constraint sets and banned phrases.
+
+    Parameters
+    ----------
+    sets : list of list of list of int
+        ``sets[i][j]`` is alternative ``j`` of set ``i``, a list of token ids.
+    banned : list of list of int, optional
+        Phrases that must never occur.
+
+    Examples
+    --------
+    The cases the old libraries got wrong:
+
+    >>> a = Automaton([[[1, 1, 2]]])            # overlap: needs the failure link
+    >>> a.is_satisfied(a.run([5, 1, 1, 1, 2]))
+    True
+    >>> a = Automaton([[[1, 2, 3, 4], [2, 3, 5], [3, 6], [7]]])
+    >>> a.is_satisfied(a.run([1, 2, 3, 5]))
+    True
+    >>> a = Automaton([[[1, 2, 3]]], banned=[[2]])   # a banned phrase inside the only alternative
+    >>> a.impossible_sets
+    (0,)
+    """
+
+    def __init__(self, sets: TokenSets, banned: Sequence[Sequence[int]] = ()) -> None:
+        validate_token_constraints(sets, banned)
+        self.sets: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+            tuple(tuple(alt) for alt in alternatives) for alternatives in sets
+        )
+        self.banned: tuple[tuple[int, ...], ...] = tuple(tuple(p) for p in banned)
+        self.num_sets = len(self.sets)
+        self.all_met = (1 << self.num_sets) - 1
+
+        # Trie. Node 0 is the root.
+        self.children: list[dict[int, int]] = [{}]
+        self.depth: list[int] = [0]
+        own_ends: list[list[tuple[int, int]]] = [[]]  # (set, alternative) ending exactly here
+        own_banned: list[bool] = [False]
+
+        def insert(phrase: Sequence[int]) -> int:
+            node = 0
+            for t in phrase:
+                nxt = self.children[node].get(t)
+                if nxt is None:
+                    nxt = len(self.children)
+                    self.children[node][t] = nxt
+                    self.children.append({})
+                    self.depth.append(self.depth[node] + 1)
+                    own_ends.append([])
+                    own_banned.append(False)
+                node = nxt
+            return node
+
+        self.alternative_node: list[list[int]] = []
+        for i, alternatives in enumerate(self.sets):
+            nodes = []
+            for j, alt in enumerate(alternatives):
+                node = insert(alt)
+                own_ends[node].append((i, j))
+                nodes.append(node)
+            self.alternative_node.append(nodes)
+        for phrase in self.banned:
+            own_banned[insert(phrase)] = True
+
+        # Failure links in breadth-first order; outputs and violations propagate along them.
+        n = len(self.children)
+        self.fail: list[int] = [0] * n
+        self.ends: list[tuple[tuple[int, int], ...]] = [()] * n  # every (set, alt) ending here
+        self.completes: list[int] = [0] * n
+        self.violation: list[bool] = [False] * n
+        self.order: list[int] = []  # breadth-first
+        queue = deque([0])
+        while queue:
+            node = queue.popleft()
+            self.order.append(node)
+            f = self.fail[node]
+            inherited = self.ends[f] if node else ()
+            self.ends[node] = tuple(own_ends[node]) + inherited
+            self.completes[node] = self._mask(own_ends[node]) | (self.completes[f] if node else 0)
+            self.violation[node] = own_banned[node] or (self.violation[f] if node else False)
+            for t, child in self.children[node].items():
+                self.fail[child] = 0 if node == 0 else self._goto_from(self.fail[node], t)
+                queue.append(child)
+
+        # Dead alternatives (contain a banned phrase) and impossible sets (every alternative dead).
+        self.dead: list[list[bool]] = [
+            [self._contains_banned(alt) for alt in alternatives] for alternatives in self.sets
+        ]
+        self.impossible_sets: tuple[int, ...] = tuple(
+            i for i, d in enumerate(self.dead) if all(d)
+        )
+        self._impossible_mask = self._mask((i, 0) for i in self.impossible_sets)
+        self.min_length: list[int] = [
+            min((len(a) for a, d in zip(alts, dead) if not d), default=0)
+            for alts, dead in zip(self.sets, self.dead)
+        ]
+        self._compute_progress_tables()
+
+    @staticmethod
+    def _mask(ends: Iterator[tuple[int, int]] | Sequence[tuple[int, int]]) -> int:
+        m = 0
+        for i, _ in ends:
+            m |= 1 << i
+        return m
+
+    def _goto_from(self, node: int, token: int) -> int:
+        while True:
+            nxt = self.children[node].get(token)
+            if nxt is not None:
+                return nxt
+            if node == 0:
+                return 0
+            node = self.fail[node]
+
+    def _contains_banned(self, phrase: Sequence[int]) -> bool:
+        node = 0
+        for t in phrase:
+            node = self.goto(node, t)
+            if self.violation[node]:
+                return True
+        return False
+
+    def _compute_progress_tables(self) -> None:
+        """``useful[node]``: sets with a live alternative that has this node's string as a prefix;
+        ``remaining[node][s]``: fewest tokens that finish set ``s`` from ``node``, using the
+        longest suffix of the node's string that is a prefix of one of its live alternatives."""
+        n, big = len(self.children), 1 << 30
+        own_rem = [[big] * self.num_sets for _ in range(n)]
+        self.useful: list[int] = [0] * n
+        for i, alternatives in enumerate(self.sets):
+            for alt, dead in zip(alternatives, self.dead[i]):
+                if dead:
+                    continue
+                node = 0
+                own_rem[0][i] = min(own_rem[0][i], len(alt))
+                for d, t in enumerate(alt, start=1):
+                    node = self.children[node][t]
+                    own_rem[node][i] = min(own_rem[node][i], len(alt) - d)
+                    self.useful[node] |= 1 << i
+        self.remaining: list[list[int]] = [[0] * self.num_sets for _ in range(n)]
+        for node in self.order:  # a node's failure target comes earlier in breadth-first order
+            base = own_rem[node] if node == 0 else [
+                min(a, b) for a, b in zip(own_rem[node], self.remaining[self.fail[node]])
+            ]
+            self.remaining[node] = base
+
+    # ------------------------------------------------------------------ walking
+    @property
+    def num_nodes(self) -> int:
+        """Number of trie nodes, the root included."""
+        return len(self.children)
+
+    def goto(self, node: int, token: int) -> int:
+        """The automaton's transition: the node of the longest suffix of ``string(node) + token``
+        that is in the trie."""
+        return self._goto_from(node, token)
+
+    def start(self) -> State:
+        """The state before any token: at the root, nothing met (impossible sets excepted: they
+        can never be met, and are reported through :attr:`impossible_sets`)."""
+        return State(node=0, met=0, violated=False)
+
+    def advance(self, state: State, token: int) -> State:
+        """The state after one more token.
+
+        >>> a = Automaton([[[1, 2]], [[3]]])
+        >>> a.advance(a.advance(a.start(), 1), 2).met
+        1
+        """
+        node = self.goto(state.node, token)
+        return State(
+            node=node,
+            met=state.met | self.completes[node],
+            violated=state.violated or self.violation[node],
+        )
+
+    def run(self, tokens: Sequence[int], state: State | None = None) -> State:
+        """Advance over every token of ``tokens``."""
+        state = self.start() if state is None else state
+        for t in tokens:
+            state = self.advance(state, t)
+        return state
+
+    def is_satisfied(self, state: State) -> bool:
+        """All sets met and no banned phrase seen."""
+        return state.met == self.all_met and not state.violated
+
+    def matches(self, tokens: Sequence[int]) -> Iterator[Match]:
+        """Every occurrence of every alternative, in order of its end position (then of set and
+        alternative)."""
+        node = 0
+        for pos, t in enumerate(tokens):
+            node = self.goto(node, t)
+            for i, j in sorted(self.ends[node]):
+                length = len(self.sets[i][j])
+                yield Match(i, j, pos + 1 - length, pos + 1)
+
+    def first_matches(self, tokens: Sequence[int]) -> dict[int, Match]:
+        """For each set met by ``tokens``, the occurrence that met it first (the earliest end;
+        among alternatives ending there, the lowest index)."""
+        first: dict[int, Match] = {}
+        for m in self.matches(tokens):
+            first.setdefault(m.set_index, m)
+        return first
+
+    def need(self, state: State) -> int:
+        """An achievable number of further tokens that meets every unmet (possible) set: finish the
+        set with the most progress from here, then each other set with its shortest alternative.
+
+        This is the bound decoding uses to keep every hypothesis able to finish within
+        ``max_new_tokens``. It ignores savings from alternatives that overlap each other, so it
+        can be larger than the true minimum, never smaller than what the plan it describes takes.
+
+        >>> a = Automaton([[[1, 2, 3]], [[4], [5, 6]]])
+        >>> a.need(a.start()), a.need(a.run([1, 2])), a.need(a.run([1, 2, 3]))
+        (4, 2, 1)
+        """
+        unmet = [
+            i
+            for i in range(self.num_sets)
+            if not (state.met >> i) & 1 and not (self._impossible_mask >> i) & 1
+        ]
+        if not unmet:
+            return 0
+        total = sum(self.min_length[i] for i in unmet)
+        gain = max(self.min_length[i] - self.remaining[state.node][i] for i in unmet)
+        return total - gain
+
+
+def satisfies(
+    token_ids: Sequence[int],
+    constraints: TokenSets,
+    banned: Sequence[Sequence[int]] = (),
+) -> bool:
+    """Whether ``token_ids`` contains an alternative of every set and none of the banned phrases.
+
+    Parameters
+    ----------
+    token_ids : list of int
+        The generated tokens (the prompt excluded: it never counts).
+    constraints : list of list of list of int
+        ``constraints[i][j]`` is alternative ``j`` of set ``i``.
+    banned : list of list of int, optional
+        Phrases that must not occur.
+
+    Examples
+    --------
+    >>> satisfies([1, 3, 4, 9, 1, 2], [[[1, 2]], [[3, 4]]])
+    True
+    >>> satisfies([1, 3, 4, 9, 1, 2], [[[1, 2]], [[3, 4]]], banned=[[4, 9]])
+    False
+    >>> satisfies([100, 8], [[[100], [100, 7], [100, 8]]])
+    True
+    """
+    automaton = Automaton(constraints, banned)
+    return automaton.is_satisfied(automaton.run(token_ids))

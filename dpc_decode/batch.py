@@ -1,0 +1,237 @@
+"""A decoding batch: encoding the inputs, padding, compiling the automata, reporting the outputs.
+
+Shared by beam search (:mod:`dpc_decode.generate`) and sampling (:mod:`dpc_decode.sampling`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel
+
+from dpc_decode.automaton import Automaton
+from dpc_decode.constraints import InputConstraints, TokenizeOptions, prepare_constraints
+from dpc_decode.errors import DpcError, UnsatisfiableConstraintsError
+from dpc_decode.model_runner import model_vocab_size, resolve_special_ids
+from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
+from dpc_decode.tensor_automaton import TensorAutomaton
+
+__all__ = ["DecodeBatch", "encode_inputs", "chunks"]
+
+Inputs = str | Sequence[str] | Sequence[Sequence[int]]
+
+
+def encode_inputs(
+    inputs: Inputs, tokenizer: Any, vocab_size: int, max_input_tokens: int | None = None
+) -> list[list[int]]:
+    """Token ids of every input (text is tokenised with the model's special tokens).
+
+    >>> encode_inputs([[5, 6], [7]], None, vocab_size=10)
+    [[5, 6], [7]]
+    >>> encode_inputs([[5, 60]], None, vocab_size=10)
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.DpcError: input 0 holds token id 60, outside the vocabulary (size 10)
+    """
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    if not isinstance(inputs, Sequence):
+        raise DpcError(f"`inputs` must be a list of texts or of token-id lists, got {inputs!r}")
+    encoded: list[list[int]] = []
+    for i, item in enumerate(inputs):
+        if isinstance(item, str):
+            if tokenizer is None:
+                raise DpcError(f"input {i} ({item!r}) is text, but no tokenizer was given")
+            ids = list(tokenizer(item, add_special_tokens=True)["input_ids"])
+        elif isinstance(item, Sequence) and not isinstance(item, bytes):
+            ids = list(item)
+            for t in ids:
+                if isinstance(t, bool) or not isinstance(t, int):
+                    raise DpcError(f"input {i} holds {t!r}, which is not a token id (int)")
+                if not 0 <= t < vocab_size:
+                    raise DpcError(
+                        f"input {i} holds token id {t}, outside the vocabulary (size {vocab_size})"
+                    )
+        else:
+            raise DpcError(f"input {i} must be text or a list of token ids, got {item!r}")
+        if max_input_tokens is not None and len(ids) > max_input_tokens:
+            warnings.warn(
+                f"input {i} has {len(ids)} tokens; truncated to max_input_tokens={max_input_tokens}",
+                stacklevel=3,
+            )
+            ids = ids[:max_input_tokens]
+        encoded.append(ids)
+    return encoded
+
+
+def chunks(n: int, size: int | None) -> Iterator[range]:
+    """Consecutive ranges of at most ``size`` indices covering ``range(n)``."""
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise DpcError(f"`batch_size` (={size!r}) must be a positive integer or None")
+    step = n if size is None else size
+    for start in range(0, n, max(step, 1)):
+        yield range(start, min(n, start + step))
+
+
+@dataclass
+class DecodeBatch:
+    """Everything decoding needs for a list of inputs, before it is split into chunks."""
+
+    model: PreTrainedModel
+    tokenizer: Any
+    input_ids: list[list[int]]
+    constraints: list[InputConstraints]
+    automata: list[Automaton]
+    eos_ids: list[int]
+    pad_id: int
+
+    @classmethod
+    def prepare(
+        cls,
+        model: PreTrainedModel,
+        tokenizer: Any,
+        inputs: Inputs,
+        constraints: Any,
+        banned: Any,
+        tokenize: TokenizeOptions | None,
+        eos_token_id: Any,
+        pad_token_id: int | None,
+        max_input_tokens: int | None,
+    ) -> DecodeBatch:
+        vocab = model_vocab_size(model)
+        ids = encode_inputs(inputs, tokenizer, vocab, max_input_tokens)
+        eos, pad = resolve_special_ids(model, eos_token_id, pad_token_id)
+        is_enc_dec = bool(getattr(model.config, "is_encoder_decoder", False))
+        if not is_enc_dec:
+            for i, row in enumerate(ids):
+                if not row:
+                    raise DpcError(
+                        f"input {i} is empty: a decoder-only model needs at least one prompt token"
+                    )
+        prepared = prepare_constraints(constraints, banned, len(ids), tokenizer, vocab, tokenize)
+        built: dict[int, Automaton] = {}
+        automata = []
+        for c in prepared:  # shared constraints are one object: compile it once
+            if id(c) not in built:
+                built[id(c)] = Automaton(c.sets, c.banned)
+            automata.append(built[id(c)])
+        return cls(model, tokenizer, ids, prepared, automata, eos, pad)
+
+    @property
+    def constrained(self) -> bool:
+        return any(a.num_sets or a.banned for a in self.automata)
+
+    def check_feasible(self, max_new_tokens: int) -> None:
+        """Strict mode, before decoding: raise for a set that cannot be met at all (every
+        alternative holds a banned phrase) or whose shortest alternative is longer than the budget."""
+        for i, (a, c) in enumerate(zip(self.automata, self.constraints)):
+            for s in range(a.num_sets):
+                if s in a.impossible_sets:
+                    raise UnsatisfiableConstraintsError(
+                        f"constraint set {s} of input {i} ({list(c.user_sets[s])!r}) cannot be met: "
+                        "every alternative contains a banned phrase",
+                        input_index=i, set_index=s,
+                    )
+                if a.min_length[s] > max_new_tokens:
+                    raise UnsatisfiableConstraintsError(
+                        f"constraint set {s} of input {i} ({list(c.user_sets[s])!r}) needs at least "
+                        f"{a.min_length[s]} tokens, more than max_new_tokens={max_new_tokens}",
+                        input_index=i, set_index=s,
+                    )
+            if a.num_sets and a.need(a.start()) > max_new_tokens:
+                raise UnsatisfiableConstraintsError(
+                    f"the constraints of input {i} need {a.need(a.start())} tokens (shortest "
+                    f"alternative of every set, overlaps not counted), more than "
+                    f"max_new_tokens={max_new_tokens}",
+                    input_index=i, set_index=0,
+                )
+
+    def tensors(self, rows: range, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """Padded ``input_ids`` and ``attention_mask`` (B, L): right-padded for encoder-decoder
+        models, left-padded for decoder-only ones."""
+        seqs = [self.input_ids[r] for r in rows]
+        width = max(1, max(len(s) for s in seqs))
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        left = not getattr(self.model.config, "is_encoder_decoder", False)
+        for k, s in enumerate(seqs):
+            if not s:
+                continue
+            if left:
+                ids[k, width - len(s) :] = torch.tensor(s)
+                mask[k, width - len(s) :] = 1
+            else:
+                ids[k, : len(s)] = torch.tensor(s)
+                mask[k, : len(s)] = 1
+        return ids.to(device), mask.to(device)
+
+    def automaton(self, rows: range, device: torch.device) -> TensorAutomaton | None:
+        """The compiled automata of these rows, or ``None`` when none of them has a constraint."""
+        chosen = [self.automata[r] for r in rows]
+        if not any(a.num_sets or a.banned for a in chosen):
+            return None
+        return TensorAutomaton.compile(chosen, device)
+
+    def output(
+        self,
+        row: int,
+        tokens: list[int],
+        log_prob: float,
+        score: float,
+        finished: bool,
+    ) -> GeneratedSequence:
+        """Build one reported output; the reference automaton recomputes what was met, where."""
+        automaton, given = self.automata[row], self.constraints[row]
+        state = automaton.run(tokens)
+        first = automaton.first_matches(tokens)
+        matches: list[ConstraintMatch | None] = []
+        for s in range(automaton.num_sets):
+            m = first.get(s)
+            if m is None:
+                matches.append(None)
+                continue
+            user = given.origin[s][m.alternative_index]
+            matches.append(
+                ConstraintMatch(
+                    set_index=s,
+                    alternative_index=user,
+                    alternative=given.user_sets[s][user],
+                    token_ids=given.sets[s][m.alternative_index],
+                    start=m.start,
+                    end=m.end,
+                )
+            )
+        length = len(tokens) + (1 if finished else 0)
+        text = None
+        if self.tokenizer is not None:
+            text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        return GeneratedSequence(
+            text=text,
+            token_ids=tuple(tokens),
+            log_prob=log_prob,
+            score=score,
+            nll=-log_prob / max(length, 1),
+            satisfied=automaton.is_satisfied(state),
+            matches=tuple(matches),
+            finished=finished,
+        )
+
+    def raise_if_unsatisfied(self, row: int, best: GeneratedSequence | None) -> None:
+        """Strict mode, after decoding: the best output of an input must satisfy its constraints."""
+        if best is not None and best.satisfied:
+            return
+        given = self.constraints[row]
+        unmet = best.unmet_sets if best is not None else tuple(range(len(given.sets)))
+        if unmet:
+            s = unmet[0]
+            raise UnsatisfiableConstraintsError(
+                f"no output of input {row} meets constraint set {s} ({list(given.user_sets[s])!r})",
+                input_index=row, set_index=s,
+            )
+        raise UnsatisfiableConstraintsError(
+            f"the best output of input {row} contains a banned phrase", input_index=row, set_index=-1
+        )

@@ -1,0 +1,74 @@
+"""Dynamic beam allocation (Post & Vilar 2018), vectorised as in Hu et al. 2019.
+
+Candidates of one input are grouped into *banks* by constraint progress. Each bank gets an equal
+share of the beam, and slots a bank cannot fill go to the others. Hu et al. showed this is one sort:
+rank every candidate within its bank by score, then order all candidates by ``(rank ascending,
+bank descending)`` and keep the first ``beam_size``. Round ``r`` of that order holds the ``r``-th
+best candidate of every bank, most advanced bank first, so each bank gets its turn in every round
+and empty banks simply drop out.
+
+All functions are pure and work on a leading batch dimension: ``(batch, candidates)``.
+
+>>> import torch
+>>> bank = torch.tensor([[0, 0, 0, 1, 2]])
+>>> score = torch.tensor([[-1.0, -2.0, -3.0, -5.0, -9.0]])
+>>> valid = torch.ones_like(bank, dtype=torch.bool)
+>>> dba_order(bank, score, valid)[0, :3].tolist()   # one per bank first, top bank leading
+[4, 3, 0]
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["lexsort", "rank_within_bank", "dba_order"]
+
+
+def lexsort(*keys: torch.Tensor) -> torch.Tensor:
+    """Permutation that sorts along the last dimension by ``keys[0]``, ties broken by ``keys[1]``,
+    and so on, each ascending (negate a key to sort it descending). A real lexicographic sort:
+    successive stable sorts from the least significant key, never a weighted sum of keys.
+
+    >>> import torch
+    >>> lexsort(torch.tensor([1, 0, 1, 0]), torch.tensor([5.0, 7.0, 2.0, 3.0])).tolist()
+    [3, 1, 2, 0]
+    """
+    order = torch.argsort(keys[-1], dim=-1, stable=True)
+    for key in reversed(keys[:-1]):
+        order = order.gather(-1, torch.argsort(key.gather(-1, order), dim=-1, stable=True))
+    return order
+
+
+def rank_within_bank(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Rank of each candidate among the valid candidates of its bank, best score first (0-based).
+    Invalid candidates get rank ``candidates`` (after every valid one).
+
+    >>> import torch
+    >>> rank_within_bank(torch.tensor([[1, 0, 1, 0, 1]]),
+    ...                  torch.tensor([[-1.0, -2.0, -3.0, -0.5, -2.0]]),
+    ...                  torch.tensor([[True, True, True, True, False]])).tolist()
+    [[0, 1, 1, 0, 5]]
+    """
+    n = bank.shape[-1]
+    grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
+    order = lexsort(-grouped_bank, -score)  # (batch, n): banks descending, then scores descending
+    sorted_bank = grouped_bank.gather(-1, order)
+    position = torch.arange(n, device=bank.device).expand_as(order)
+    starts = torch.ones_like(sorted_bank, dtype=torch.bool)
+    starts[..., 1:] = sorted_bank[..., 1:] != sorted_bank[..., :-1]
+    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
+    sorted_rank = position - group_start
+    rank = torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)
+    return torch.where(valid, rank, torch.full_like(rank, n))
+
+
+def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Order of the candidates under dynamic beam allocation: ``(rank within bank ascending, bank
+    descending)``; invalid candidates last. Taking the first ``k`` gives each non-empty bank an
+    equal share of ``k`` and hands unused shares to the other banks.
+
+    Without constraints every candidate is in one bank and this is plain score order, the same
+    selection as ordinary beam search.
+    """
+    rank = rank_within_bank(bank, score, valid)
+    return lexsort(rank, -bank, -score)

@@ -1,0 +1,327 @@
+"""From what users write to token-id constraint sets: validation, tokenisation, per-input layout.
+
+A **constraint set** is a disjunction: a list of alternatives, any one of which must appear. A list
+of sets is a conjunction: every set must be met. An alternative is text (``"rained"``) or token ids
+(``[1234, 56]``); both may be mixed in one set. **Banned phrases** are text or token ids that must
+never appear.
+
+Shared or per input
+    ``constraints`` is either one list of sets for every input, or one list of sets *per input*.
+    The depth of the first alternative decides, so neither form needs a flag::
+
+        [["rain", "rained"], ["umbrella"]]                 # shared, text   (text at depth 2)
+        [[[31, 7], [31, 9]], [[88]]]                       # shared, ids    (ids at depth 3)
+        [[["rain"]], [["snow", "snowed"], ["cold"]]]       # per input, text (depth 3)
+        [[[[31, 7]]], [[[88]]]]                            # per input, ids  (depth 4)
+
+    ``banned`` works the same way one level up (``["not"]`` shared, ``[["not"], []]`` per input).
+
+Text and its forms
+    Subword tokenizers spell a word differently at the start of a word (``▁rain``, ``Ġrain``),
+    inside one (``rain`` in "brain"), and capitalised. :class:`TokenizeOptions` chooses which forms
+    an alternative expands to; each form becomes one token-id alternative of the same set, and the
+    output reports which user alternative it came from. The default is the word-initial form
+    only, so "rain" is not met by "brain".
+
+Prefixes
+    An alternative may be a token-prefix of another (``rain`` / ``rained``): both stay, and the
+    shorter one alone meets the set. See :mod:`dpc_decode.automaton`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from dpc_decode.automaton import validate_token_constraints
+from dpc_decode.errors import ConstraintError
+
+__all__ = [
+    "Alternative",
+    "ConstraintSets",
+    "TokenizeOptions",
+    "InputConstraints",
+    "prepare_constraints",
+    "tokenize_phrase",
+]
+
+Alternative = Union[str, Sequence[int]]
+ConstraintSets = Sequence[Sequence[Alternative]]
+
+
+@dataclass(frozen=True)
+class TokenizeOptions:
+    """Which token forms a text alternative expands to.
+
+    Attributes
+    ----------
+    word_initial : bool
+        The form the text takes as a word after a space (``▁rain`` / ``Ġrain``). Default on.
+    as_given : bool
+        The text tokenised alone, with no context: for byte-level BPE the sentence-initial and
+        mid-word spelling. Off by default, since it lets "rain" be met inside "brain".
+    capitalized : bool
+        Also the same forms with the first letter upper-cased (sentence-initial "Rain").
+    """
+
+    word_initial: bool = True
+    as_given: bool = False
+    capitalized: bool = False
+
+    def __post_init__(self) -> None:
+        if not (self.word_initial or self.as_given):
+            raise ConstraintError(
+                "TokenizeOptions needs `word_initial` or `as_given` (got both False): "
+                "a text alternative would have no form"
+            )
+
+
+@dataclass(frozen=True)
+class InputConstraints:
+    """The constraints of one input, tokenised.
+
+    Attributes
+    ----------
+    sets : tuple of tuple of tuple of int
+        Token-id alternatives of each set.
+    origin : tuple of tuple of int
+        ``origin[i][k]``: index of the user alternative that token alternative ``k`` of set ``i``
+        came from.
+    user_sets : tuple of tuple of (str or tuple of int)
+        The sets as the user gave them.
+    banned : tuple of tuple of int
+        Token-id banned phrases (every form of every banned text).
+    """
+
+    sets: tuple[tuple[tuple[int, ...], ...], ...]
+    origin: tuple[tuple[int, ...], ...]
+    user_sets: tuple[tuple[str | tuple[int, ...], ...], ...]
+    banned: tuple[tuple[int, ...], ...]
+
+    @property
+    def num_constraint_tokens(self) -> int:
+        """Tokens of the shortest alternative of every set, added up."""
+        return sum(min(len(a) for a in alts) for alts in self.sets)
+
+
+def _first_leaf_depth(value: Any, depth: int = 0) -> tuple[str, int] | None:
+    if isinstance(value, str):
+        return "text", depth
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "ids", depth
+    if isinstance(value, Sequence) and not isinstance(value, bytes):
+        for item in value:
+            found = _first_leaf_depth(item, depth + 1)
+            if found is not None:
+                return found
+        return None
+    raise ConstraintError(
+        f"constraint values must be text or token ids, got {value!r} of type {type(value).__name__}"
+    )
+
+
+def _is_per_input(value: Any, shared_text_depth: int, name: str) -> bool:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ConstraintError(f"`{name}` must be a list, got {value!r}")
+    found = _first_leaf_depth(value)
+    if found is None:
+        return False
+    kind, depth = found
+    shared = shared_text_depth if kind == "text" else shared_text_depth + 1
+    if depth == shared:
+        return False
+    if depth == shared + 1:
+        return True
+    expected = "list of sets of alternatives" if name == "constraints" else "list of phrases"
+    raise ConstraintError(
+        f"`{name}` is nested {depth} levels down to its first {kind} value, which fits neither one "
+        f"{expected} for every input nor one per input: got {value!r}"
+    )
+
+
+def tokenize_phrase(tokenizer: Any, text: str, options: TokenizeOptions) -> list[list[int]]:
+    """The distinct token-id forms of ``text`` under ``options`` (word-initial form first).
+
+    >>> class Chars:   # a toy tokenizer: one id per character, 0 for a space
+    ...     def encode(self, s, add_special_tokens=False):
+    ...         return [0 if c == " " else ord(c) for c in s]
+    >>> tokenize_phrase(Chars(), "ab", TokenizeOptions(as_given=True, capitalized=True))
+    [[0, 97, 98], [97, 98], [0, 65, 98], [65, 98]]
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise ConstraintError(f"alternative {text!r} is empty or only whitespace")
+    variants = [stripped]
+    if options.capitalized and stripped[0].upper() != stripped[0]:
+        variants.append(stripped[0].upper() + stripped[1:])
+    forms: list[list[int]] = []
+    for variant in variants:
+        if options.word_initial:
+            forms.append(_word_initial_ids(tokenizer, variant))
+        if options.as_given:
+            forms.append(_encode(tokenizer, variant))
+    unique: list[list[int]] = []
+    for f in forms:
+        if f and f not in unique:
+            unique.append(f)
+    if not unique:
+        raise ConstraintError(f"alternative {text!r} tokenises to no tokens")
+    return unique
+
+
+def _encode(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer.encode(text, add_special_tokens=False))
+
+
+def _word_initial_ids(tokenizer: Any, text: str) -> list[int]:
+    """Tokens of ``text`` as a word after a space: tokenise ``"x " + text`` and drop the tokens of
+    ``"x"``. Works for SentencePiece (``▁``) and byte-level BPE (``Ġ``) alike."""
+    context = _encode(tokenizer, "x")
+    full = _encode(tokenizer, "x " + text)
+    if full[: len(context)] == context:
+        return full[len(context) :]
+    return _encode(tokenizer, " " + text)
+
+
+def _tokenize_sets(
+    sets: Any, tokenizer: Any, options: TokenizeOptions, where: str
+) -> tuple[list[list[list[int]]], list[list[int]], list[tuple[str | tuple[int, ...], ...]]]:
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence):
+        raise ConstraintError(f"constraints{where} must be a list of sets, got {sets!r}")
+    token_sets: list[list[list[int]]] = []
+    origin: list[list[int]] = []
+    user_sets: list[tuple[str | tuple[int, ...], ...]] = []
+    for i, alternatives in enumerate(sets):
+        if isinstance(alternatives, str):
+            raise ConstraintError(
+                f"constraint set {i}{where} is the text {alternatives!r}; a set is a list of "
+                f"alternatives: write [{alternatives!r}]"
+            )
+        if not isinstance(alternatives, Sequence):
+            raise ConstraintError(f"constraint set {i}{where} must be a list, got {alternatives!r}")
+        if len(alternatives) == 0:
+            raise ConstraintError(
+                f"constraint set {i}{where} is empty: every set needs at least one alternative"
+            )
+        forms: list[list[int]] = []
+        from_alt: list[int] = []
+        users: list[str | tuple[int, ...]] = []
+        for j, alt in enumerate(alternatives):
+            if isinstance(alt, str):
+                if tokenizer is None:
+                    raise ConstraintError(
+                        f"alternative {alt!r} of set {i}{where} is text, but no tokenizer was "
+                        "given: pass one, or give token ids"
+                    )
+                try:
+                    alt_forms = tokenize_phrase(tokenizer, alt, options)
+                except ConstraintError as err:
+                    raise ConstraintError(f"set {i}{where}: {err}") from None
+                users.append(alt)
+            else:
+                validate_token_constraints([[alt]])  # shape and type; names the value
+                alt_forms = [list(alt)]
+                users.append(tuple(alt))
+            for f in alt_forms:
+                if f not in forms:
+                    forms.append(f)
+                    from_alt.append(j)
+        token_sets.append(forms)
+        origin.append(from_alt)
+        user_sets.append(tuple(users))
+    return token_sets, origin, user_sets
+
+
+def _tokenize_banned(phrases: Any, tokenizer: Any, options: TokenizeOptions, where: str) -> list[list[int]]:
+    if isinstance(phrases, (str, bytes)) or not isinstance(phrases, Sequence):
+        raise ConstraintError(f"`banned`{where} must be a list of phrases, got {phrases!r}")
+    out: list[list[int]] = []
+    for k, phrase in enumerate(phrases):
+        if isinstance(phrase, str):
+            if tokenizer is None:
+                raise ConstraintError(
+                    f"banned phrase {phrase!r}{where} is text, but no tokenizer was given"
+                )
+            # Every spelling of a banned word is banned, whatever the options for positive ones.
+            forms = tokenize_phrase(
+                tokenizer, phrase, TokenizeOptions(word_initial=True, as_given=True,
+                                                   capitalized=options.capitalized)
+            )
+        else:
+            validate_token_constraints([], [phrase])
+            forms = [list(phrase)]
+        for f in forms:
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def prepare_constraints(
+    constraints: Any,
+    banned: Any,
+    num_inputs: int,
+    tokenizer: Any = None,
+    vocab_size: int | None = None,
+    options: TokenizeOptions | None = None,
+) -> list[InputConstraints]:
+    """Validate and tokenise user constraints into one :class:`InputConstraints` per input.
+
+    Raises :class:`~dpc_decode.errors.ConstraintError` naming the bad value.
+
+    >>> [c.sets for c in prepare_constraints([[[5, 6], [5]], [[7]]], None, num_inputs=2)]
+    [(((5, 6), (5,)), ((7,),)), (((5, 6), (5,)), ((7,),))]
+    >>> prepare_constraints([[[[5]]], [[[6]]]], [[9]], num_inputs=2)[1].sets
+    (((6,),),)
+    >>> prepare_constraints([[[[5]]]], None, num_inputs=2)
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.ConstraintError: `constraints` gives sets for 1 inputs, but there are 2 inputs
+    """
+    options = options or TokenizeOptions()
+    if constraints is None:
+        per_sets: list[Any] = [[] for _ in range(num_inputs)]
+    elif _is_per_input(constraints, 2, "constraints"):
+        if len(constraints) != num_inputs:
+            raise ConstraintError(
+                f"`constraints` gives sets for {len(constraints)} inputs, but there are "
+                f"{num_inputs} inputs"
+            )
+        per_sets = list(constraints)
+    else:
+        per_sets = [constraints] * num_inputs
+
+    if banned is None:
+        per_banned: list[Any] = [[] for _ in range(num_inputs)]
+    elif _is_per_input(banned, 1, "banned"):
+        if len(banned) != num_inputs:
+            raise ConstraintError(
+                f"`banned` gives phrases for {len(banned)} inputs, but there are {num_inputs} inputs"
+            )
+        per_banned = list(banned)
+    else:
+        per_banned = [banned] * num_inputs
+
+    cache: dict[tuple[int, int], InputConstraints] = {}
+    result: list[InputConstraints] = []
+    for n, (sets, phrases) in enumerate(zip(per_sets, per_banned)):
+        key = (id(sets), id(phrases))
+        if key in cache:  # shared constraints are tokenised once
+            result.append(cache[key])
+            continue
+        where = f" of input {n}" if len(per_sets) > 1 else ""
+        token_sets, origin, user_sets = _tokenize_sets(sets, tokenizer, options, where)
+        token_banned = _tokenize_banned(phrases, tokenizer, options, where)
+        try:
+            validate_token_constraints(token_sets, token_banned, vocab_size)
+        except ConstraintError as err:
+            raise ConstraintError(f"{err}{where}") from None
+        item = InputConstraints(
+            sets=tuple(tuple(tuple(a) for a in alts) for alts in token_sets),
+            origin=tuple(tuple(o) for o in origin),
+            user_sets=tuple(user_sets),
+            banned=tuple(tuple(p) for p in token_banned),
+        )
+        cache[key] = item
+        result.append(item)
+    return result

@@ -1,0 +1,97 @@
+"""Log-probability masks applied before choosing tokens, shared by beam search and sampling.
+
+Each function takes the step's log-probabilities ``(hyps, vocab)`` and returns them with
+forbidden tokens set to ``-inf`` (in place where that is safe). No Python loop over hypotheses.
+
+* :func:`mask_constraints` - banned phrases, and *feasibility*: a hypothesis that can still meet
+  every set within ``max_new_tokens`` may only take tokens after which it still can (by the bound
+  of :meth:`~dpc_decode.automaton.Automaton.need`). This is what turns "satisfied if beam search
+  happens to find it" into "satisfied whenever the budget allows": with three tokens left and a
+  two-token alternative unmet, the hypothesis must start it now.
+* :func:`mask_eos` - EOS is forbidden until every set is met and ``min_new_tokens`` are generated.
+* :func:`mask_repeated_ngrams` - ``no_repeat_ngram_size`` over the generated tokens.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from dpc_decode.tensor_automaton import TensorAutomaton
+
+__all__ = ["mask_constraints", "mask_eos", "mask_repeated_ngrams"]
+
+NEG_INF = float("-inf")
+
+
+def mask_constraints(
+    log_probs: torch.Tensor,
+    automaton: TensorAutomaton,
+    rows: torch.Tensor,
+    nodes: torch.Tensor,
+    met: torch.Tensor,
+    tokens_left: int,
+    feasible: bool = True,
+) -> torch.Tensor:
+    """Forbid tokens that complete a banned phrase, and (``feasible=True``) tokens after which the
+    unmet sets no longer fit in the budget.
+
+    log_probs: (hyps, vocab); rows, nodes: (hyps,); met: (hyps, S); ``tokens_left``: tokens that
+    may still be generated, this one included.
+    """
+    letters = automaton.alphabet[rows]  # (hyps, A); padding repeats the first letter
+    width = automaton.alphabet_size
+    symbols = torch.arange(width, device=log_probs.device).expand_as(letters)
+    nxt = automaton.step(nodes, symbols)  # (hyps, A)
+    allowed = ~automaton.violation[nxt]  # (hyps, A)
+    original = log_probs.gather(1, letters)  # (hyps, A)
+    if feasible:
+        after = tokens_left - 1
+        feasible_now = automaton.need(rows, nodes, met) <= tokens_left  # (hyps,)
+        met_next = met.unsqueeze(1) | automaton.completes[nxt]  # (hyps, A, S)
+        need_next = automaton.need(rows.unsqueeze(1).expand_as(nxt), nxt, met_next)  # (hyps, A)
+        allowed &= ~feasible_now.unsqueeze(1) | (need_next <= after)
+        # Any token outside the alphabet leads back to the root, keeping only the sets met.
+        roots = automaton.root[rows]
+        other_ok = ~feasible_now | (automaton.need(rows, roots, met) <= after)  # (hyps,)
+        log_probs.masked_fill_(~other_ok.unsqueeze(1), NEG_INF)
+    # Padding columns mirror the first letter exactly, so duplicate writes carry equal values.
+    log_probs.scatter_(1, letters, torch.where(allowed, original, NEG_INF))
+    return log_probs
+
+
+def mask_eos(
+    log_probs: torch.Tensor,
+    eos: torch.Tensor,
+    blocked: torch.Tensor | None,
+) -> torch.Tensor:
+    """Forbid every EOS id for hypotheses where ``blocked`` (hyps,) is true (``None``: for all)."""
+    if eos.numel() == 0:
+        return log_probs
+    if blocked is None:
+        log_probs[:, eos] = NEG_INF
+    else:
+        cols = log_probs[:, eos]  # (hyps, n_eos)
+        log_probs[:, eos] = cols.masked_fill(blocked.unsqueeze(1), NEG_INF)
+    return log_probs
+
+
+def mask_repeated_ngrams(log_probs: torch.Tensor, generated: torch.Tensor, n: int) -> torch.Tensor:
+    """Forbid tokens that would repeat an n-gram already in ``generated`` (hyps, t).
+
+    >>> import torch
+    >>> lp = torch.zeros(1, 6)
+    >>> mask_repeated_ngrams(lp, torch.tensor([[1, 2, 3, 1]]), 2)[0].tolist()
+    [0.0, 0.0, -inf, 0.0, 0.0, 0.0]
+    """
+    t = generated.shape[1]
+    if n <= 0 or t < n:
+        return log_probs
+    if n == 1:
+        return log_probs.scatter_(1, generated, NEG_INF)
+    windows = generated.unfold(1, n, 1)  # (hyps, t - n + 1, n)
+    prefix = generated[:, t - n + 1 :]  # (hyps, n - 1): the n-gram the next token would close
+    hit = (windows[:, :, : n - 1] == prefix.unsqueeze(1)).all(-1)  # (hyps, t - n + 1)
+    banned = windows[:, :, n - 1]  # (hyps, t - n + 1)
+    # A token may close several windows, hit or not: count hits per token, then mask the counted.
+    hits = torch.zeros_like(log_probs).scatter_add_(1, banned, hit.to(log_probs.dtype))
+    return log_probs.masked_fill_(hits > 0, NEG_INF)

@@ -1,0 +1,197 @@
+"""Drive a Hugging Face model one token at a time through its public forward and cache API.
+
+One class covers ``AutoModelForSeq2SeqLM`` models (T5, BART, Marian: the encoder runs once, the
+decoder starts from ``decoder_start_token_id``) and ``AutoModelForCausalLM`` models (GPT-2,
+Llama-style: the left-padded prompt is the prefix, with explicit position ids so padding does not
+shift positions). The first step runs on one row per input; :meth:`ModelRunner.expand` then
+copies the cache to every beam or sample, which saves ``num_beams - 1`` prompt passes per input.
+
+Reordering the cache after a beam step is the only cache operation that depends on the search.
+For encoder–decoder caches only the decoder self-attention part is reordered: beams never move
+across inputs, and every beam of an input holds the same cross-attention keys and values, so
+reordering those would copy identical tensors onto themselves.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel
+from transformers.cache_utils import Cache, EncoderDecoderCache
+from transformers.modeling_outputs import BaseModelOutput
+
+from dpc_decode.errors import DpcError
+
+__all__ = ["ModelRunner", "model_vocab_size", "resolve_special_ids"]
+
+
+def model_vocab_size(model: PreTrainedModel) -> int:
+    """Number of logits the model emits per step (the size token ids are checked against)."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if head is not None and getattr(head, "weight", None) is not None:
+        return int(head.weight.shape[0])
+    return int(model.config.get_text_config().vocab_size)
+
+
+def resolve_special_ids(
+    model: PreTrainedModel,
+    eos_token_id: int | list[int] | None | str = "model",
+    pad_token_id: int | None = None,
+) -> tuple[list[int], int]:
+    """EOS ids (``"model"`` means the model's generation config) and the pad id used in outputs."""
+    gen = getattr(model, "generation_config", None)
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    if isinstance(eos_token_id, str):
+        if eos_token_id != "model":
+            raise DpcError(f"`eos_token_id` (={eos_token_id!r}) must be an int, a list of ints, None or 'model'")
+        eos_token_id = getattr(gen, "eos_token_id", None)
+        if eos_token_id is None:
+            eos_token_id = getattr(cfg, "eos_token_id", None)
+    eos = [] if eos_token_id is None else (
+        [eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id)
+    )
+    for e in eos:
+        if isinstance(e, bool) or not isinstance(e, int):
+            raise DpcError(f"`eos_token_id` holds {e!r}, which is not a token id")
+    if pad_token_id is None:
+        pad_token_id = getattr(gen, "pad_token_id", None)
+        if pad_token_id is None:
+            pad_token_id = getattr(cfg, "pad_token_id", None)
+        if pad_token_id is None:
+            pad_token_id = eos[0] if eos else 0
+    return eos, int(pad_token_id)
+
+
+class ModelRunner:
+    """Stateful driver of one model over one batch of prompts.
+
+    Parameters
+    ----------
+    model : PreTrainedModel
+        A seq2seq or causal language model, in eval mode.
+    """
+
+    def __init__(self, model: PreTrainedModel) -> None:
+        self.model = model
+        self.is_encoder_decoder = bool(getattr(model.config, "is_encoder_decoder", False))
+        self.cache: Cache | None = None
+        self._encoder_hidden: torch.Tensor | None = None
+        self._encoder_mask: torch.Tensor | None = None
+        self._attention_mask: torch.Tensor | None = None
+        self._next_position: torch.Tensor | None = None
+        params = inspect.signature(model.forward).parameters
+        self._takes_position_ids = "position_ids" in params
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.device
+
+    def decoder_start_ids(self, batch: int) -> torch.Tensor:
+        gen = getattr(self.model, "generation_config", None)
+        start = getattr(gen, "decoder_start_token_id", None)
+        if start is None:
+            start = getattr(self.model.config, "decoder_start_token_id", None)
+        if start is None:
+            raise DpcError(
+                f"{type(self.model).__name__} has no `decoder_start_token_id` in its config or "
+                "generation config; set one to decode with it"
+            )
+        return torch.full((batch, 1), int(start), dtype=torch.long, device=self.device)
+
+    @torch.inference_mode()
+    def start(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Run the prompt and return the logits of the first generated token.
+
+        input_ids, attention_mask: (batch, prompt_len) -> logits (batch, vocab) float32.
+        Decoder-only prompts must be left-padded.
+        """
+        if self.is_encoder_decoder:
+            encoder = self.model.get_encoder()
+            enc = encoder(input_ids=input_ids, attention_mask=attention_mask, return_dict=True)
+            self._encoder_hidden = enc.last_hidden_state
+            self._encoder_mask = attention_mask
+            out = self.model(
+                encoder_outputs=BaseModelOutput(last_hidden_state=self._encoder_hidden),
+                attention_mask=attention_mask,
+                decoder_input_ids=self.decoder_start_ids(input_ids.shape[0]),
+                use_cache=True,
+                return_dict=True,
+            )
+        else:
+            position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+            self._attention_mask = attention_mask
+            self._next_position = position_ids[:, -1:] + 1
+            kwargs: dict[str, Any] = {}
+            if self._takes_position_ids:
+                kwargs["position_ids"] = position_ids
+            out = self.model(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                use_cache=True,
+                return_dict=True,
+                **kwargs,
+            )
+        self.cache = out.past_key_values
+        return out.logits[:, -1, :].float()
+
+    def expand(self, repeats: int) -> None:
+        """Repeat every row ``repeats`` times (rows of one input stay adjacent)."""
+        if repeats == 1:
+            return
+        if self.cache is not None:
+            self.cache.batch_repeat_interleave(repeats)
+        if self.is_encoder_decoder:
+            assert self._encoder_hidden is not None and self._encoder_mask is not None
+            self._encoder_hidden = self._encoder_hidden.repeat_interleave(repeats, dim=0)
+            self._encoder_mask = self._encoder_mask.repeat_interleave(repeats, dim=0)
+        else:
+            assert self._attention_mask is not None and self._next_position is not None
+            self._attention_mask = self._attention_mask.repeat_interleave(repeats, dim=0)
+            self._next_position = self._next_position.repeat_interleave(repeats, dim=0)
+
+    @torch.inference_mode()
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Feed one token per row; tokens (rows,) -> logits (rows, vocab) float32."""
+        tokens = tokens.unsqueeze(-1)  # (rows, 1)
+        if self.is_encoder_decoder:
+            out = self.model(
+                encoder_outputs=BaseModelOutput(last_hidden_state=self._encoder_hidden),
+                attention_mask=self._encoder_mask,
+                decoder_input_ids=tokens,
+                past_key_values=self.cache,
+                use_cache=True,
+                return_dict=True,
+            )
+        else:
+            assert self._attention_mask is not None and self._next_position is not None
+            self._attention_mask = torch.cat(
+                [self._attention_mask, self._attention_mask.new_ones((tokens.shape[0], 1))], dim=-1
+            )
+            kwargs: dict[str, Any] = {}
+            if self._takes_position_ids:
+                kwargs["position_ids"] = self._next_position
+            out = self.model(
+                input_ids=tokens,
+                attention_mask=self._attention_mask,
+                past_key_values=self.cache,
+                use_cache=True,
+                return_dict=True,
+                **kwargs,
+            )
+            self._next_position = self._next_position + 1
+        self.cache = out.past_key_values
+        return out.logits[:, -1, :].float()
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Make row ``i`` of the cache a copy of row ``index[i]``; index never crosses inputs."""
+        cache = self.cache
+        if cache is None:
+            return
+        if isinstance(cache, EncoderDecoderCache):
+            cache.self_attention_cache.reorder_cache(index)
+        elif hasattr(cache, "reorder_cache"):
+            cache.reorder_cache(index)
+        else:  # pragma: no cover - legacy tuple caches are gone from transformers 5
+            raise DpcError(f"cannot reorder a cache of type {type(cache).__name__} for beam search")

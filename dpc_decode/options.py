@@ -1,0 +1,129 @@
+"""Decoding options: one definition serves the Python API and the command line.
+
+Values are checked where the objects are built, and the error names the value.
+
+>>> BeamSearchOptions(num_beams=4, num_return_sequences=5)
+Traceback (most recent call last):
+...
+dpc_decode.errors.DpcError: `num_return_sequences` (=5) must be at most `num_beams` (=4)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from dpc_decode.errors import DpcError
+
+__all__ = ["BeamSearchOptions", "SamplingOptions"]
+
+
+def _positive_int(name: str, value: object, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise DpcError(f"`{name}` (={value!r}) must be an integer >= {minimum}")
+
+
+@dataclass(frozen=True)
+class _Common:
+    max_new_tokens: int = 20
+    min_new_tokens: int = 0
+    no_repeat_ngram_size: int = 0
+    strict: bool = False
+    feasible: bool = True
+
+    def __post_init__(self) -> None:
+        _positive_int("max_new_tokens", self.max_new_tokens)
+        _positive_int("min_new_tokens", self.min_new_tokens, 0)
+        _positive_int("no_repeat_ngram_size", self.no_repeat_ngram_size, 0)
+        if self.min_new_tokens > self.max_new_tokens:
+            raise DpcError(
+                f"`min_new_tokens` (={self.min_new_tokens}) must not exceed `max_new_tokens` "
+                f"(={self.max_new_tokens})"
+            )
+
+
+@dataclass(frozen=True)
+class BeamSearchOptions(_Common):
+    """Options of constrained beam search.
+
+    Attributes
+    ----------
+    num_beams : int
+        Hypotheses kept per input.
+    num_return_sequences : int
+        Outputs returned per input (at most ``num_beams``).
+    max_new_tokens, min_new_tokens : int
+        Bounds on generated tokens (EOS included, as in transformers).
+    length_penalty : float
+        Outputs are ranked by ``log_prob / length ** length_penalty`` (transformers' convention).
+    no_repeat_ngram_size : int
+        Forbid repeating any n-gram of this size within the generated tokens (0: off).
+    early_stopping : bool or "never"
+        transformers' semantics: ``False`` stops an input when no running hypothesis can beat its
+        finished ones by the usual heuristic, ``True`` as soon as ``num_beams`` are finished,
+        ``"never"`` only when none can improve.
+    strict : bool
+        Raise :class:`~dpc_decode.errors.UnsatisfiableConstraintsError` instead of returning an
+        output with ``satisfied=False``.
+    feasible : bool
+        Keep every hypothesis able to meet its remaining sets within ``max_new_tokens`` (see
+        :mod:`dpc_decode.masks`). On by default; off gives plain dynamic beam allocation.
+    """
+
+    num_beams: int = 4
+    num_return_sequences: int = 1
+    length_penalty: float = 1.0
+    early_stopping: bool | Literal["never"] = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _positive_int("num_beams", self.num_beams)
+        _positive_int("num_return_sequences", self.num_return_sequences)
+        if self.num_return_sequences > self.num_beams:
+            raise DpcError(
+                f"`num_return_sequences` (={self.num_return_sequences}) must be at most "
+                f"`num_beams` (={self.num_beams})"
+            )
+        if self.early_stopping not in (True, False, "never"):
+            raise DpcError(f"`early_stopping` (={self.early_stopping!r}) must be True, False or 'never'")
+
+
+@dataclass(frozen=True)
+class SamplingOptions(_Common):
+    """Options of constrained sampling.
+
+    Attributes
+    ----------
+    num_samples : int
+        Outputs per input.
+    temperature : float
+        Softmax temperature (> 0).
+    top_k : int
+        Keep the ``top_k`` most likely tokens (0: all).
+    top_p : float
+        Nucleus sampling: keep the smallest set of tokens whose probability reaches ``top_p``.
+    unique : bool
+        Return ``num_samples`` *distinct* outputs per input, drawing more rounds as needed.
+    max_rounds : int
+        With ``unique``, at most this many rounds of ``num_samples`` draws per input.
+    seed : int or None
+        Seed of the sampler's own generator (``None``: torch's global generator).
+    """
+
+    num_samples: int = 1
+    temperature: float = 1.0
+    top_k: int = 0
+    top_p: float = 1.0
+    unique: bool = False
+    max_rounds: int = 20
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _positive_int("num_samples", self.num_samples)
+        _positive_int("top_k", self.top_k, 0)
+        _positive_int("max_rounds", self.max_rounds)
+        if not isinstance(self.temperature, (int, float)) or not self.temperature > 0:
+            raise DpcError(f"`temperature` (={self.temperature!r}) has to be a strictly positive float")
+        if not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            raise DpcError(f"`top_p` (={self.top_p!r}) has to be a float in (0, 1]")

@@ -1,0 +1,299 @@
+"""Constrained beam search with dynamic beam allocation, vectorised over inputs × beams.
+
+One step, as short named stages (every tensor carries its shape in a comment):
+
+1. :func:`_mask` - banned phrases, feasibility, EOS until every set is met, no-repeat n-grams.
+2. :func:`_candidates` - the ``2 * num_beams`` best continuations of each input over all its beams
+   (as transformers does), plus each hypothesis's best token, plus every token that advances an
+   unmet set of that hypothesis. Duplicates are dropped.
+3. :func:`_candidate_states` - automaton state and progress bank of every candidate.
+4. :func:`~dpc_decode.beam.dba_order` - order the candidates by dynamic beam allocation.
+5. :func:`_Pool.add` - candidates among the first ``num_beams`` that end (EOS, or the last step)
+   join the finished pool, ranked by (sets met, length-normalised score).
+6. :func:`_advance` - the first ``num_beams`` non-ending candidates become the new beams; tokens,
+   cache and automaton state are reordered with one index.
+
+Without constraints every candidate is in one bank, the order is by score, and the search makes
+the same choices as transformers' beam search (tests check that token for token). There is one
+host sync per step, to stop early when every input is done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from dpc_decode.beam import dba_order, lexsort
+from dpc_decode.masks import mask_constraints, mask_eos, mask_repeated_ngrams
+from dpc_decode.model_runner import ModelRunner
+from dpc_decode.options import BeamSearchOptions
+from dpc_decode.tensor_automaton import TensorAutomaton
+
+__all__ = ["SearchResult", "beam_search"]
+
+NEG_INF = float("-inf")
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Raw outputs of a batch, best first per input. R = outputs per input, T = max_new_tokens."""
+
+    tokens: torch.Tensor  # (B, R, T) generated ids; EOS kept at lengths-1 when finished; pad after
+    lengths: torch.Tensor  # (B, R) tokens generated, the EOS included
+    log_probs: torch.Tensor  # (B, R) total log-probability
+    scores: torch.Tensor  # (B, R) ranking score
+    finished: torch.Tensor  # (B, R) ended with EOS
+    valid: torch.Tensor  # (B, R) a real output (False only when an input ran out of hypotheses)
+
+
+@dataclass
+class _Pool:
+    """Finished hypotheses of each input, best first: (sets met desc, score desc)."""
+
+    tokens: torch.Tensor  # (B, K, T)
+    lengths: torch.Tensor  # (B, K)
+    log_probs: torch.Tensor  # (B, K)
+    scores: torch.Tensor  # (B, K) length-normalised; -inf for empty slots
+    met: torch.Tensor  # (B, K) number of sets met; -1 for empty slots
+    finished: torch.Tensor  # (B, K)
+
+    @classmethod
+    def empty(cls, batch: int, beams: int, steps: int, pad: int, device: torch.device) -> _Pool:
+        return cls(
+            tokens=torch.full((batch, beams, steps), pad, dtype=torch.long, device=device),
+            lengths=torch.zeros((batch, beams), dtype=torch.long, device=device),
+            log_probs=torch.full((batch, beams), NEG_INF, device=device),
+            scores=torch.full((batch, beams), NEG_INF, device=device),
+            met=torch.full((batch, beams), -1, dtype=torch.long, device=device),
+            finished=torch.zeros((batch, beams), dtype=torch.bool, device=device),
+        )
+
+    def add(
+        self,
+        tokens: torch.Tensor,  # (B, N, T)
+        length: int,
+        log_probs: torch.Tensor,  # (B, N)
+        met: torch.Tensor,  # (B, N)
+        finished: torch.Tensor,  # (B, N)
+        take: torch.Tensor,  # (B, N) which of them join
+        length_penalty: float,
+    ) -> None:
+        beams = self.scores.shape[1]
+        scores = torch.where(take, log_probs / (length**length_penalty), NEG_INF)
+        met = torch.where(take, met, torch.full_like(met, -1))
+        all_scores = torch.cat([self.scores, scores], dim=1)  # (B, K + N)
+        all_met = torch.cat([self.met, met], dim=1)
+        keep = lexsort(-all_met, -all_scores)[:, :beams]  # (B, K)
+        lengths = torch.full_like(met, length)
+        self.tokens = torch.cat([self.tokens, tokens], 1).gather(
+            1, keep.unsqueeze(-1).expand(-1, -1, self.tokens.shape[2])
+        )
+        self.lengths = torch.cat([self.lengths, lengths], 1).gather(1, keep)
+        self.log_probs = torch.cat([self.log_probs, log_probs], 1).gather(1, keep)
+        self.scores = all_scores.gather(1, keep)
+        self.met = all_met.gather(1, keep)
+        self.finished = torch.cat([self.finished, finished], 1).gather(1, keep)
+
+
+def _mask(
+    log_probs: torch.Tensor,  # (H, V), modified in place
+    automaton: TensorAutomaton | None,
+    rows: torch.Tensor,  # (H,)
+    node: torch.Tensor,  # (H,)
+    met: torch.Tensor,  # (H, S)
+    history: torch.Tensor,  # (H, t) generated so far
+    eos: torch.Tensor,
+    step: int,
+    options: BeamSearchOptions,
+) -> torch.Tensor:
+    if automaton is not None:
+        mask_constraints(
+            log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible
+        )
+        blocked = ~met.all(-1)  # (H,)
+        if step < options.min_new_tokens:
+            blocked = torch.ones_like(blocked)
+        mask_eos(log_probs, eos, blocked)
+    elif step < options.min_new_tokens:
+        mask_eos(log_probs, eos, None)
+    if options.no_repeat_ngram_size:
+        mask_repeated_ngrams(log_probs, history, options.no_repeat_ngram_size)
+    return log_probs
+
+
+def _candidates(
+    log_probs: torch.Tensor,  # (H, V) masked
+    beam_scores: torch.Tensor,  # (B, K)
+    automaton: TensorAutomaton | None,
+    rows: torch.Tensor,  # (H,)
+    node: torch.Tensor,  # (H,)
+    met: torch.Tensor,  # (H, S)
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Returns parent beam (B, C), token (B, C), total score (B, C); duplicates scored -inf."""
+    batch, beams = beam_scores.shape
+    vocab = log_probs.shape[1]
+    device = log_probs.device
+    totals = log_probs + beam_scores.reshape(-1, 1)  # (H, V)
+
+    top_scores, top_index = totals.view(batch, beams * vocab).topk(2 * beams, dim=1)  # (B, 2K)
+    parents = [top_index // vocab]
+    tokens = [top_index % vocab]
+    scores = [top_scores]
+
+    best_scores, best_tokens = totals.max(dim=1)  # (H,)
+    beam_ids = torch.arange(beams, device=device)
+    parents.append(beam_ids.expand(batch, beams))
+    tokens.append(best_tokens.view(batch, beams))
+    scores.append(best_scores.view(batch, beams))
+
+    if automaton is not None:
+        letters = automaton.alphabet[rows]  # (H, A)
+        width = letters.shape[1]
+        nxt = automaton.step(node, torch.arange(width, device=device).expand_as(letters))  # (H, A)
+        advances = (automaton.useful[nxt] & ~met.unsqueeze(1)).any(-1)  # (H, A)
+        advances &= automaton.alphabet_valid[rows]
+        letter_scores = torch.where(advances, totals.gather(1, letters), NEG_INF)  # (H, A)
+        parents.append(beam_ids.repeat_interleave(width).expand(batch, beams * width))
+        tokens.append(letters.reshape(batch, beams * width))
+        scores.append(letter_scores.reshape(batch, beams * width))
+
+    parent = torch.cat(parents, dim=1)  # (B, C)
+    token = torch.cat(tokens, dim=1)
+    score = torch.cat(scores, dim=1)
+    # The same (beam, token) may come from several sources: keep its first occurrence.
+    key = parent * vocab + token
+    order = torch.argsort(key, dim=1, stable=True)
+    sorted_key = key.gather(1, order)
+    repeat_sorted = torch.zeros_like(sorted_key, dtype=torch.bool)
+    repeat_sorted[:, 1:] = sorted_key[:, 1:] == sorted_key[:, :-1]
+    repeat = torch.zeros_like(repeat_sorted).scatter_(1, order, repeat_sorted)
+    score = score.masked_fill(repeat, NEG_INF)
+    return parent, token, score
+
+
+def _candidate_states(
+    automaton: TensorAutomaton,
+    parent: torch.Tensor,  # (B, C) beam within the input
+    token: torch.Tensor,  # (B, C)
+    node: torch.Tensor,  # (H,)
+    met: torch.Tensor,  # (H, S)
+    beams: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Node (B, C), met (B, C, S) and bank (B, C) after each candidate."""
+    batch, count = parent.shape
+    flat_parent = (parent + torch.arange(batch, device=parent.device).unsqueeze(1) * beams).view(-1)
+    cand_rows = torch.arange(batch, device=parent.device).repeat_interleave(count)  # (B*C,)
+    symbols = automaton.symbols(cand_rows, token.view(-1))  # (B*C,)
+    new_node = automaton.step(node[flat_parent], symbols)  # (B*C,)
+    new_met = met[flat_parent] | automaton.completes[new_node]  # (B*C, S)
+    bank = automaton.progress(new_node, new_met)
+    return new_node.view(batch, count), new_met.view(batch, count, -1), bank.view(batch, count)
+
+
+def beam_search(
+    runner: ModelRunner,
+    input_ids: torch.Tensor,  # (B, L)
+    attention_mask: torch.Tensor,  # (B, L)
+    automaton: TensorAutomaton | None,
+    options: BeamSearchOptions,
+    eos_ids: list[int],
+    pad_id: int,
+) -> SearchResult:
+    """Run constrained beam search over one batch; ``automaton=None`` searches unconstrained."""
+    batch = input_ids.shape[0]
+    beams, steps = options.num_beams, options.max_new_tokens
+    device = runner.device
+    eos = torch.tensor(eos_ids, dtype=torch.long, device=device)
+    rows = torch.arange(batch, device=device).repeat_interleave(beams)  # (H,)
+    row_offset = torch.arange(batch, device=device).unsqueeze(1) * beams  # (B, 1)
+
+    logits = runner.start(input_ids, attention_mask)  # (B, V)
+    runner.expand(beams)
+    log_probs = torch.log_softmax(logits, dim=-1).repeat_interleave(beams, dim=0)  # (H, V)
+    beam_scores = torch.full((batch, beams), NEG_INF, device=device)
+    beam_scores[:, 0] = 0.0  # all beams start equal: expand only the first
+    if automaton is not None:
+        node, met = automaton.initial_state(rows)  # (H,), (H, S)
+    else:
+        node = torch.zeros_like(rows)
+        met = torch.ones((rows.shape[0], 1), dtype=torch.bool, device=device)
+    history = torch.full((batch, beams, steps), pad_id, dtype=torch.long, device=device)
+    pool = _Pool.empty(batch, beams, steps, pad_id, device)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)
+
+    for step in range(steps):
+        last = step == steps - 1
+        log_probs = _mask(
+            log_probs, automaton, rows, node, met, history.view(-1, steps)[:, :step], eos, step,
+            options,
+        )
+        parent, token, score = _candidates(log_probs, beam_scores, automaton, rows, node, met)
+        valid = torch.isfinite(score)  # (B, C)
+        if automaton is not None:
+            cand_node, cand_met, bank = _candidate_states(automaton, parent, token, node, met, beams)
+            met_count = cand_met.sum(-1)  # (B, C)
+        else:
+            bank = torch.zeros_like(token)
+            met_count = bank
+        order = dba_order(bank, score, valid)  # (B, C)
+        is_eos = torch.isin(token, eos)
+
+        # Finished pool: ending candidates among the first `beams` in allocation order.
+        head = order[:, :beams]  # (B, K)
+        head_parent = parent.gather(1, head)
+        head_token = token.gather(1, head)
+        head_eos = is_eos.gather(1, head)
+        ending = valid.gather(1, head) & (head_eos | last) & ~done.unsqueeze(1)
+        ended_tokens = history.gather(1, head_parent.unsqueeze(-1).expand(-1, -1, steps)).clone()
+        ended_tokens[:, :, step] = head_token
+        pool.add(
+            ended_tokens, step + 1, score.gather(1, head), met_count.gather(1, head), head_eos,
+            ending, options.length_penalty,
+        )
+        if last:
+            break
+
+        # Running beams: the first `beams` valid, non-ending candidates in allocation order.
+        eligible = (valid & ~is_eos).gather(1, order)  # (B, C) in allocation order
+        pick = order.gather(1, torch.argsort((~eligible).to(torch.uint8), dim=1, stable=True)[:, :beams])
+        picked_ok = (valid & ~is_eos).gather(1, pick)  # (B, K)
+        beam_scores = torch.where(picked_ok, score.gather(1, pick), NEG_INF)
+        new_parent = parent.gather(1, pick)  # (B, K)
+        new_token = token.gather(1, pick)  # (B, K)
+        flat_parent = (new_parent + row_offset).view(-1)  # (H,)
+        history = history.gather(1, new_parent.unsqueeze(-1).expand(-1, -1, steps))
+        history[:, :, step] = new_token
+        if automaton is not None:
+            node = cand_node.gather(1, pick).view(-1)
+            met = cand_met.gather(1, pick.unsqueeze(-1).expand(-1, -1, met.shape[1])).flatten(0, 1)
+        runner.reorder(flat_parent)
+
+        done |= _input_done(beam_scores, pool, step + 1, options)
+        if bool(done.all()):
+            break
+        log_probs = torch.log_softmax(runner.step(new_token.view(-1)), dim=-1)
+
+    return SearchResult(
+        tokens=pool.tokens[:, : options.num_return_sequences],
+        lengths=pool.lengths[:, : options.num_return_sequences],
+        log_probs=pool.log_probs[:, : options.num_return_sequences],
+        scores=pool.scores[:, : options.num_return_sequences],
+        finished=pool.finished[:, : options.num_return_sequences],
+        valid=torch.isfinite(pool.scores[:, : options.num_return_sequences]),
+    )
+
+
+def _input_done(
+    beam_scores: torch.Tensor, pool: _Pool, generated: int, options: BeamSearchOptions
+) -> torch.Tensor:
+    """transformers' stopping rule per input, plus: an input with no live beam is done. (B,)"""
+    full = torch.isfinite(pool.scores).all(-1)  # (B,)
+    if options.early_stopping is True:
+        return full | ~torch.isfinite(beam_scores).any(-1)
+    length = generated
+    if options.early_stopping == "never" and options.length_penalty > 0:
+        length = options.max_new_tokens
+    best_running = beam_scores.max(-1).values / (length**options.length_penalty)
+    worst_finished = torch.where(full, pool.scores.min(-1).values, NEG_INF)
+    return ~(best_running > worst_finished) | ~torch.isfinite(beam_scores).any(-1)

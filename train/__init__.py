@@ -1,0 +1,1 @@
+"""Training and loading of dpc's generators."""

