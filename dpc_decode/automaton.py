@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from dpc_decode.errors import ConstraintError
 
-__all__ = ["Automaton", "State", "Match", "satisfies", "validate_token_constraints"]
+__all__ = ["Automaton", "State", "Match", "satisfies", "validate_token_constraints", "check_phrase"]
 
 TokenSets = Sequence[Sequence[Sequence[int]]]
 
@@ -85,14 +85,14 @@ def validate_token_constraints(
                 f"constraint set {i} is empty: every set needs at least one alternative"
             )
         for j, alt in enumerate(alternatives):
-            _check_phrase(alt, f"set {i}, alternative {j}", vocab_size)
+            check_phrase(alt, f"set {i}, alternative {j}", vocab_size)
     if isinstance(banned, (str, bytes)) or not isinstance(banned, Sequence):
         raise ConstraintError(f"banned phrases must be a list of token-id lists, got {banned!r}")
     for k, phrase in enumerate(banned):
-        _check_phrase(phrase, f"banned phrase {k}", vocab_size)
+        check_phrase(phrase, f"banned phrase {k}", vocab_size)
 
 
-def _check_phrase(phrase: object, where: str, vocab_size: int | None) -> None:
+def check_phrase(phrase: object, where: str, vocab_size: int | None) -> None:
     if isinstance(phrase, (str, bytes)) or not isinstance(phrase, Sequence):
         raise ConstraintError(f"{where} must be a list of token ids, got {phrase!r}")
     if len(phrase) == 0:

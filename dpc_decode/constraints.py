@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from dpc_decode.automaton import validate_token_constraints
+from dpc_decode.automaton import check_phrase, validate_token_constraints
 from dpc_decode.errors import ConstraintError
 
 __all__ = [
@@ -220,7 +220,7 @@ def _tokenize_sets(
                     raise ConstraintError(f"set {i}{where}: {err}") from None
                 users.append(alt)
             else:
-                validate_token_constraints([[alt]])  # shape and type; names the value
+                check_phrase(alt, f"set {i}{where}, alternative {j}", None)
                 alt_forms = [list(alt)]
                 users.append(tuple(alt))
             for f in alt_forms:
@@ -249,7 +249,7 @@ def _tokenize_banned(phrases: Any, tokenizer: Any, options: TokenizeOptions, whe
                                                    capitalized=options.capitalized)
             )
         else:
-            validate_token_constraints([], [phrase])
+            check_phrase(phrase, f"banned phrase {k}{where}", None)
             forms = [list(phrase)]
         for f in forms:
             if f not in out:

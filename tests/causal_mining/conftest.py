@@ -1,0 +1,34 @@
+"""Shared fixtures of the causal_mining tests."""
+
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+GUTENBERG = DATA / "gutenberg"
+
+
+def gutenberg_slice(name: str, chars: int) -> str:
+    """The first ``chars`` characters of one Gutenberg author file (streamed, not loaded)."""
+    path = GUTENBERG / name
+    if not path.exists():
+        pytest.skip(f"shared data {path} is absent (see ../shared/data/README.md)")
+    with lzma.open(path, "rt", encoding="utf-8") as handle:
+        return handle.read(chars)
+
+
+@pytest.fixture(scope="session")
+def gutenberg_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with slices of three Gutenberg authors (about 1.2 MB of text, two compressed)."""
+    folder = tmp_path_factory.mktemp("gutenberg_sample")
+    (folder / "bronte.txt").write_text(gutenberg_slice("bronte-charlotte.txt.xz", 500_000))
+    with lzma.open(folder / "alcott.txt.xz", "wt", encoding="utf-8") as handle:
+        handle.write(gutenberg_slice("alcott-louisa-may.txt.xz", 400_000))
+    import gzip
+
+    with gzip.open(folder / "andersen.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write(gutenberg_slice("andersen-h-c-hans-christian.txt.xz", 300_000))
+    return folder

@@ -1,0 +1,77 @@
+"""Dynamic beam allocation: table tests and invariants."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpc_decode.beam import dba_order, lexsort, rank_within_bank
+
+# Each row: banks, scores, valid, beam size, expected first `beam` candidates (indices).
+TABLE = [
+    # one bank: plain score order (what unconstrained beam search does)
+    ([0, 0, 0, 0], [-3.0, -1.0, -2.0, -4.0], [1, 1, 1, 1], 3, [1, 2, 0]),
+    # three banks, beam 3: the best of each bank, the most advanced bank first
+    ([0, 0, 1, 2], [-1.0, -2.0, -5.0, -9.0], [1, 1, 1, 1], 3, [3, 2, 0]),
+    # empty banks hand their slots over: bank 2 has one candidate, bank 0 gets the rest
+    ([0, 0, 0, 2], [-1.0, -2.0, -3.0, -9.0], [1, 1, 1, 1], 3, [3, 0, 1]),
+    # invalid candidates come last even in a high bank
+    ([0, 0, 5, 5], [-1.0, -2.0, -0.1, -0.2], [1, 1, 0, 1], 2, [3, 0]),
+    # round robin: rank 0 of banks (2, 1, 0), then rank 1 of banks (2, 1, 0)
+    ([0, 1, 2, 0, 1, 2], [-1.0, -1.0, -1.0, -2.0, -2.0, -2.0], [1] * 6, 5, [2, 1, 0, 5, 4]),
+]
+
+
+@pytest.mark.parametrize(("bank", "score", "valid", "beam", "expected"), TABLE)
+def test_dba_order_table(bank, score, valid, beam, expected):
+    order = dba_order(
+        torch.tensor([bank]), torch.tensor([score]), torch.tensor([valid], dtype=torch.bool)
+    )
+    assert order[0, :beam].tolist() == expected
+
+
+def test_lexsort_is_lexicographic_not_weighted():
+    # A weighted sum bank*100+score would put (bank 1, score -150) below (bank 0, score -1).
+    bank = torch.tensor([0, 1])
+    score = torch.tensor([-1.0, -150.0])
+    assert lexsort(-bank, -score).tolist() == [1, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(st.integers(0, 4), st.floats(-50, 0, allow_nan=False), st.booleans()),
+        min_size=1, max_size=30,
+    ),
+    beam=st.integers(1, 12),
+)
+def test_allocation_invariants(data, beam):
+    bank = torch.tensor([[b for b, _, _ in data]])
+    score = torch.tensor([[s for _, s, _ in data]])
+    valid = torch.tensor([[v for _, _, v in data]])
+    order = dba_order(bank, score, valid)[0]
+    assert sorted(order.tolist()) == list(range(len(data)))  # a permutation
+    chosen = order[:beam].tolist()
+    n_valid = int(valid.sum())
+    # Valid candidates are chosen before any invalid one.
+    assert sum(bool(valid[0, c]) for c in chosen) == min(beam, n_valid)
+    # Every non-empty bank gets its fair share: min(its size, beam // non-empty banks).
+    banks = {b for b, _, v in data if v}
+    for b in banks:
+        size = sum(1 for bb, _, v in data if v and bb == b)
+        got = sum(1 for c in chosen if valid[0, c] and data[c][0] == b)
+        assert got >= min(size, beam // len(banks))
+    # Within a bank, chosen candidates are its best ones.
+    for b in banks:
+        members = sorted((s for bb, s, v in data if v and bb == b), reverse=True)
+        got = sorted((data[c][1] for c in chosen if valid[0, c] and data[c][0] == b), reverse=True)
+        assert got == members[: len(got)]
+
+
+def test_rank_within_bank_batched():
+    bank = torch.tensor([[0, 0, 1], [2, 2, 2]])
+    score = torch.tensor([[-2.0, -1.0, -3.0], [-1.0, -3.0, -2.0]])
+    valid = torch.ones_like(bank, dtype=torch.bool)
+    assert rank_within_bank(bank, score, valid).tolist() == [[1, 0, 0], [0, 2, 1]]
