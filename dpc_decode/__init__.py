@@ -11,6 +11,7 @@ from dpc_decode.errors import ConstraintError, DpcError, UnsatisfiableConstraint
 from dpc_decode.generate import generate
 from dpc_decode.options import BeamSearchOptions, SamplingOptions
 from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
+from dpc_decode.sampling import sample
 
 __all__ = [
     "Automaton",
@@ -23,5 +24,6 @@ __all__ = [
     "TokenizeOptions",
     "UnsatisfiableConstraintsError",
     "generate",
+    "sample",
     "satisfies",
 ]

@@ -150,7 +150,7 @@ class DecodeBatch:
                     input_index=i, set_index=0,
                 )
 
-    def tensors(self, rows: range, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    def tensors(self, rows: Sequence[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
         """Padded ``input_ids`` and ``attention_mask`` (B, L): right-padded for encoder-decoder
         models, left-padded for decoder-only ones."""
         seqs = [self.input_ids[r] for r in rows]
@@ -169,7 +169,7 @@ class DecodeBatch:
                 mask[k, : len(s)] = 1
         return ids.to(device), mask.to(device)
 
-    def automaton(self, rows: range, device: torch.device) -> TensorAutomaton | None:
+    def automaton(self, rows: Sequence[int], device: torch.device) -> TensorAutomaton | None:
         """The compiled automata of these rows, or ``None`` when none of them has a constraint."""
         chosen = [self.automata[r] for r in rows]
         if not any(a.num_sets or a.banned for a in chosen):

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import torch
 
+from dpc_decode.options import DecodeOptions
 from dpc_decode.tensor_automaton import TensorAutomaton
 
-__all__ = ["mask_constraints", "mask_eos", "mask_repeated_ngrams"]
+__all__ = ["apply_step_masks", "mask_constraints", "mask_eos", "mask_repeated_ngrams"]
 
 NEG_INF = float("-inf")
 
@@ -95,3 +96,31 @@ def mask_repeated_ngrams(log_probs: torch.Tensor, generated: torch.Tensor, n: in
     # A token may close several windows, hit or not: count hits per token, then mask the counted.
     hits = torch.zeros_like(log_probs).scatter_add_(1, banned, hit.to(log_probs.dtype))
     return log_probs.masked_fill_(hits > 0, NEG_INF)
+
+
+def apply_step_masks(
+    log_probs: torch.Tensor,  # (H, V), modified in place
+    automaton: TensorAutomaton | None,
+    rows: torch.Tensor,  # (H,)
+    node: torch.Tensor,  # (H,)
+    met: torch.Tensor,  # (H, S)
+    history: torch.Tensor,  # (H, t) generated so far
+    eos: torch.Tensor,  # (n_eos,)
+    step: int,
+    options: DecodeOptions,
+) -> torch.Tensor:
+    """Every mask of one decoding step, in the order that keeps each one in force: constraints
+    first (they write allowed values back), then EOS, then repeated n-grams."""
+    if automaton is not None:
+        mask_constraints(
+            log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible
+        )
+        blocked = ~met.all(-1)  # (H,)
+        if step < options.min_new_tokens:
+            blocked = torch.ones_like(blocked)
+        mask_eos(log_probs, eos, blocked)
+    elif step < options.min_new_tokens:
+        mask_eos(log_probs, eos, None)
+    if options.no_repeat_ngram_size:
+        mask_repeated_ngrams(log_probs, history, options.no_repeat_ngram_size)
+    return log_probs

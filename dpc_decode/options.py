@@ -15,7 +15,7 @@ from typing import Literal
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["BeamSearchOptions", "SamplingOptions"]
+__all__ = ["DecodeOptions", "BeamSearchOptions", "SamplingOptions"]
 
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -24,7 +24,9 @@ def _positive_int(name: str, value: object, minimum: int = 1) -> None:
 
 
 @dataclass(frozen=True)
-class _Common:
+class DecodeOptions:
+    """Options every decoding method shares (see :class:`BeamSearchOptions` for their meaning)."""
+
     max_new_tokens: int = 20
     min_new_tokens: int = 0
     no_repeat_ngram_size: int = 0
@@ -43,7 +45,7 @@ class _Common:
 
 
 @dataclass(frozen=True)
-class BeamSearchOptions(_Common):
+class BeamSearchOptions(DecodeOptions):
     """Options of constrained beam search.
 
     Attributes
@@ -89,7 +91,7 @@ class BeamSearchOptions(_Common):
 
 
 @dataclass(frozen=True)
-class SamplingOptions(_Common):
+class SamplingOptions(DecodeOptions):
     """Options of constrained sampling.
 
     Attributes

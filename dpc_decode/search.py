@@ -2,7 +2,7 @@
 
 One step, as short named stages (every tensor carries its shape in a comment):
 
-1. :func:`_mask` - banned phrases, feasibility, EOS until every set is met, no-repeat n-grams.
+1. :func:`~dpc_decode.masks.apply_step_masks` - banned phrases, feasibility, EOS until every set is met, no-repeat n-grams.
 2. :func:`_candidates` - the ``2 * num_beams`` best continuations of each input over all its beams
    (as transformers does), plus each hypothesis's best token, plus every token that advances an
    unmet set of that hypothesis. Duplicates are dropped.
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from dpc_decode.beam import dba_order, lexsort
-from dpc_decode.masks import mask_constraints, mask_eos, mask_repeated_ngrams
+from dpc_decode.masks import apply_step_masks
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
 from dpc_decode.tensor_automaton import TensorAutomaton
@@ -94,32 +94,6 @@ class _Pool:
         self.scores = all_scores.gather(1, keep)
         self.met = all_met.gather(1, keep)
         self.finished = torch.cat([self.finished, finished], 1).gather(1, keep)
-
-
-def _mask(
-    log_probs: torch.Tensor,  # (H, V), modified in place
-    automaton: TensorAutomaton | None,
-    rows: torch.Tensor,  # (H,)
-    node: torch.Tensor,  # (H,)
-    met: torch.Tensor,  # (H, S)
-    history: torch.Tensor,  # (H, t) generated so far
-    eos: torch.Tensor,
-    step: int,
-    options: BeamSearchOptions,
-) -> torch.Tensor:
-    if automaton is not None:
-        mask_constraints(
-            log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible
-        )
-        blocked = ~met.all(-1)  # (H,)
-        if step < options.min_new_tokens:
-            blocked = torch.ones_like(blocked)
-        mask_eos(log_probs, eos, blocked)
-    elif step < options.min_new_tokens:
-        mask_eos(log_probs, eos, None)
-    if options.no_repeat_ngram_size:
-        mask_repeated_ngrams(log_probs, history, options.no_repeat_ngram_size)
-    return log_probs
 
 
 def _candidates(
@@ -224,7 +198,7 @@ def beam_search(
 
     for step in range(steps):
         last = step == steps - 1
-        log_probs = _mask(
+        log_probs = apply_step_masks(
             log_probs, automaton, rows, node, met, history.view(-1, steps)[:, :step], eos, step,
             options,
         )

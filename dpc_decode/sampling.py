@@ -1,0 +1,248 @@
+"""Constrained sampling (temperature, top-k, top-p), with optional oversampling of distinct outputs.
+
+How constraints are honoured when sampling:
+
+* **Banned phrases** - always: a token that would complete one gets probability 0.
+* **Positive sets** - by the same two masks beam search uses: EOS is forbidden until every set is
+  met, and a sample that can still meet its sets within ``max_new_tokens`` may only take tokens
+  after which it still can (:mod:`dpc_decode.masks`). So every sample satisfies its constraints
+  whenever the budget allows; samples come from the model's distribution *restricted by those
+  masks* and renormalised at each step - a locally constrained sampler, not an exact sample of the
+  model conditioned on satisfaction (which would need lookahead over whole sequences). Constraint
+  words therefore tend to come late, when the budget forces them; a larger ``max_new_tokens``
+  leaves the model more room to place them itself.
+
+``unique=True`` oversamples: rounds of ``num_samples`` draws per input until ``num_samples``
+distinct outputs are collected or ``max_rounds`` is reached (SWAG draws 1,023 distinct endings
+per context this way). An input that runs out of rounds returns fewer outputs, with a warning.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel
+
+from dpc_decode.batch import DecodeBatch, Inputs, chunks
+from dpc_decode.constraints import TokenizeOptions
+from dpc_decode.masks import apply_step_masks
+from dpc_decode.model_runner import ModelRunner
+from dpc_decode.options import SamplingOptions
+from dpc_decode.outputs import GeneratedSequence
+from dpc_decode.tensor_automaton import TensorAutomaton
+
+__all__ = ["sample", "filter_top_k_top_p"]
+
+NEG_INF = float("-inf")
+
+
+def filter_top_k_top_p(scores: torch.Tensor, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
+    """Set scores outside the top-k / nucleus to -inf (keeps at least one token per row).
+
+    >>> import torch
+    >>> s = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    >>> torch.isfinite(filter_top_k_top_p(s, top_p=0.7)).tolist()
+    [[True, True, False, False]]
+    >>> torch.isfinite(filter_top_k_top_p(s, top_k=3)).tolist()
+    [[True, True, True, False]]
+    """
+    if top_k and top_k < scores.shape[-1]:
+        kth = scores.topk(top_k, dim=-1).values[:, -1:]  # (H, 1)
+        scores = scores.masked_fill(scores < kth, NEG_INF)
+    if top_p < 1.0:
+        ordered, index = scores.sort(dim=-1, descending=True)
+        probs = ordered.softmax(dim=-1)
+        before = probs.cumsum(dim=-1) - probs  # mass of the better tokens
+        drop = before >= top_p
+        drop[:, 0] = False
+        scores = scores.scatter(-1, index, ordered.masked_fill(drop, NEG_INF))
+    return scores
+
+
+@dataclass(frozen=True)
+class _Draws:
+    tokens: list[list[int]]  # per draw, without EOS and padding
+    log_probs: list[float]
+    finished: list[bool]
+    valid: list[bool]
+
+
+def _sample_batch(
+    runner: ModelRunner,
+    input_ids: torch.Tensor,  # (B, L)
+    attention_mask: torch.Tensor,  # (B, L)
+    automaton: TensorAutomaton | None,
+    options: SamplingOptions,
+    eos_ids: list[int],
+    pad_id: int,
+    draws: int,
+    generator: torch.Generator | None,
+) -> _Draws:
+    """``draws`` samples of every input, rows of one input adjacent: (B * draws) results."""
+    batch, steps = input_ids.shape[0], options.max_new_tokens
+    device = runner.device
+    eos = torch.tensor(eos_ids, dtype=torch.long, device=device)
+    rows = torch.arange(batch, device=device).repeat_interleave(draws)  # (H,)
+    count = rows.shape[0]
+
+    logits = runner.start(input_ids, attention_mask)  # (B, V)
+    runner.expand(draws)
+    log_probs = torch.log_softmax(logits, dim=-1).repeat_interleave(draws, dim=0)  # (H, V)
+    if automaton is not None:
+        node, met = automaton.initial_state(rows)
+    else:
+        node = torch.zeros_like(rows)
+        met = torch.ones((count, 1), dtype=torch.bool, device=device)
+    tokens = torch.full((count, steps), pad_id, dtype=torch.long, device=device)
+    total = torch.zeros(count, device=device)
+    lengths = torch.zeros(count, dtype=torch.long, device=device)
+    done = torch.zeros(count, dtype=torch.bool, device=device)
+    finished = torch.zeros(count, dtype=torch.bool, device=device)
+    stuck = torch.zeros(count, dtype=torch.bool, device=device)
+
+    for step in range(steps):
+        masked = apply_step_masks(
+            log_probs.clone(), automaton, rows, node, met, tokens[:, :step], eos, step, options
+        )
+        dead = ~torch.isfinite(masked).any(-1)  # (H,) no allowed token left
+        scores = filter_top_k_top_p(masked / options.temperature, options.top_k, options.top_p)
+        scores[dead, pad_id] = 0.0  # keep softmax defined; the draw is discarded below
+        choice = torch.multinomial(scores.softmax(-1), 1, generator=generator).squeeze(-1)  # (H,)
+        live = ~done & ~dead
+        choice = torch.where(live, choice, torch.full_like(choice, pad_id))
+        total += torch.where(live, log_probs.gather(1, choice.unsqueeze(1)).squeeze(1), 0.0)
+        lengths += live.long()
+        tokens[:, step] = choice
+        ends = live & torch.isin(choice, eos)
+        finished |= ends
+        stuck |= dead & ~done
+        done |= ends | dead
+        if automaton is not None:
+            node, met = automaton.advance(rows, node, met, choice)
+        if bool(done.all()):
+            break
+        log_probs = torch.log_softmax(runner.step(choice), dim=-1)
+
+    token_rows = tokens.tolist()
+    lengths_l = lengths.tolist()
+    finished_l = finished.tolist()
+    kept = [
+        row[: n - (1 if fin else 0)] for row, n, fin in zip(token_rows, lengths_l, finished_l)
+    ]
+    return _Draws(kept, total.tolist(), finished_l, (~stuck).tolist())
+
+
+def sample(
+    model: PreTrainedModel,
+    tokenizer: Any = None,
+    inputs: Inputs = (),
+    constraints: Any = None,
+    *,
+    banned: Any = None,
+    options: SamplingOptions | None = None,
+    tokenize: TokenizeOptions | None = None,
+    batch_size: int | None = None,
+    eos_token_id: int | list[int] | None | str = "model",
+    pad_token_id: int | None = None,
+    max_input_tokens: int | None = None,
+    **option_values: Any,
+) -> list[list[GeneratedSequence]]:
+    """Sample outputs under the same constraints as :func:`~dpc_decode.generate`.
+
+    Parameters are those of :func:`~dpc_decode.generate`, with :class:`SamplingOptions`
+    (``num_samples``, ``temperature``, ``top_k``, ``top_p``, ``unique``, ``max_rounds``,
+    ``seed``, ``max_new_tokens``, ...) in place of the beam-search options.
+
+    Returns
+    -------
+    list of list of GeneratedSequence
+        Per input, ``num_samples`` outputs in the order drawn (``score`` is the log-probability
+        under the unmodified model). With ``unique=True`` they are distinct.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from transformers import GPT2Config, GPT2LMHeadModel
+    >>> _ = torch.manual_seed(0)
+    >>> model = GPT2LMHeadModel(GPT2Config(vocab_size=50, n_embd=16, n_layer=1, n_head=2,
+    ...                                    bos_token_id=0, eos_token_id=0)).eval()
+    >>> outs = sample(model, None, [[1, 2, 3]], [[[7], [9]]], banned=[[4]], num_samples=20,
+    ...               unique=True, max_new_tokens=5, seed=1)[0]
+    >>> len(outs), len({o.token_ids for o in outs}), all(o.satisfied for o in outs)
+    (20, 20, True)
+    """
+    if options is None:
+        options = SamplingOptions(**option_values)
+    elif option_values:
+        raise TypeError(
+            f"give sampling options either as `options` or as keywords, not both: {sorted(option_values)}"
+        )
+    batch = DecodeBatch.prepare(
+        model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
+        max_input_tokens,
+    )
+    if options.strict:
+        batch.check_feasible(options.max_new_tokens)
+    generator = None
+    if options.seed is not None:
+        generator = torch.Generator(device=model.device).manual_seed(options.seed)
+    was_training = model.training
+    model.eval()
+    results: list[list[GeneratedSequence]] = [[] for _ in batch.input_ids]
+    try:
+        with torch.inference_mode():
+            for rows in chunks(len(batch.input_ids), batch_size):
+                _sample_rows(batch, rows, options, generator, results)
+    finally:
+        model.train(was_training)
+    return results
+
+
+def _sample_rows(
+    batch: DecodeBatch,
+    rows: range,
+    options: SamplingOptions,
+    generator: torch.Generator | None,
+    results: list[list[GeneratedSequence]],
+) -> None:
+    want = options.num_samples
+    seen: dict[int, set[tuple[int, ...]]] = {r: set() for r in rows}
+    pending = list(rows)
+    rounds = options.max_rounds if options.unique else 1
+    for _ in range(rounds):
+        if not pending:
+            break
+        device = batch.model.device
+        ids, mask = batch.tensors(pending, device)
+        automaton = batch.automaton(pending, device)
+        draws = _sample_batch(
+            ModelRunner(batch.model), ids, mask, automaton, options, batch.eos_ids, batch.pad_id,
+            want, generator,
+        )
+        for k, row in enumerate(pending):
+            for d in range(k * want, (k + 1) * want):
+                if len(results[row]) >= want or not draws.valid[d]:
+                    continue
+                key = tuple(draws.tokens[d])
+                if options.unique and key in seen[row]:
+                    continue
+                seen[row].add(key)
+                results[row].append(
+                    batch.output(row, draws.tokens[d], draws.log_probs[d], draws.log_probs[d],
+                                 draws.finished[d])
+                )
+        pending = [r for r in pending if len(results[r]) < want]
+    for row in rows:
+        if options.strict and results[row]:
+            for out in results[row]:
+                if not out.satisfied:
+                    batch.raise_if_unsatisfied(row, out)
+        if len(results[row]) < want:
+            warnings.warn(
+                f"input {row}: {len(results[row])} of {want} requested samples "
+                f"({'distinct, ' if options.unique else ''}after {rounds} round(s))",
+                stacklevel=3,
+            )

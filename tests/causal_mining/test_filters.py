@@ -1,0 +1,111 @@
+"""Each filter, with a case it drops and a near miss it keeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from causal_mining.extract import ExtractOptions, Extractor
+from causal_mining.filters import BoilerplateFilter, Deduplicator, DropReason, drop_sentence
+
+
+@pytest.fixture(scope="module")
+def extractor() -> Extractor:
+    return Extractor(ExtractOptions())
+
+
+def outcome(extractor: Extractor, sentence: str) -> str | tuple[str, str, str]:
+    """The pair (pattern, cause, effect), or the drop reasons recorded for the sentence."""
+    before = dict(extractor.drops)
+    pairs = extractor.extract([("t", sentence)])
+    if pairs:
+        return pairs[0].pattern, pairs[0].cause, pairs[0].effect
+    new = {k: v - before.get(k, 0) for k, v in extractor.drops.items() if v != before.get(k, 0)}
+    return ",".join(sorted(new)) or "none"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # negation (the paper's examples), and assertions that only look negative
+        ("He stayed at home, not because of the weather.", "negated"),
+        ("The storm did not cause any serious damage.", "negated"),
+        ("The quarrel never led to an open breach.", "negated"),
+        ("The new rule didn't result in fewer accidents.", "negated"),
+        ("She cried not only because she was tired.",
+         ("because", "she was tired", "She cried")),
+        ("He was not rich, so he walked to town.", (", so", "He was not rich", "he walked to town")),
+        # passive causative verbs are dropped; "caused by" and active perfects are kept
+        ("The little boy was led to the door by his nurse.", "passive"),
+        ("The great change was brought about by the war.", "passive"),
+        ("The poor man was induced to sign the paper.", "passive"),
+        ("The whole village was prevented from leaving by the flood.", "passive"),
+        ("The fire was caused by a stray spark.", ("caused by", "a stray spark", "The fire")),
+        ("The long war had led to a famine.", ("lead to", "The long war", "a famine")),
+        # arguments of at least two words
+        ("Smoking causes cancer in many people.", "short_argument"),
+        ("He left because angry.", "short_argument"),
+        # a fronted subordinator needs the comma that ends its clause
+        ("Because he was tired he went to bed.", "no_split"),
+        # the argument is in another clause ("This is because ...")
+        ("This is because the roads were flooded.", "dangling_argument"),
+        # spaCy tags: "cause" as a noun; a connective without a clause on its left
+        ("The real cause of the great fire was never found.", "not_a_verb"),
+        ("The whole result, therefore, was a great disappointment.", "no_clause"),
+        # word sense
+        ("He looked up at the window, as the bell was ringing loudly.", "ambiguous_sense"),
+        ("The narrow path led to the river below the farm.", "ambiguous_sense"),
+        ("She showed the respect due to his great age.", "ambiguous_sense"),
+        ("I shall love you as long as I live.", "ambiguous_sense"),
+        # sentence filters
+        ("SEE THE LICENCE AT WWW.EXAMPLE.COM BECAUSE IT IS IMPORTANT", "garbage"),
+        ("He left because " + "it rained and " * 60 + "it was cold.", "too_long"),
+    ],
+)
+def test_filter(extractor: Extractor, sentence: str, expected: object) -> None:
+    assert outcome(extractor, sentence) == expected
+
+
+def test_duplicates_exact_and_normalised() -> None:
+    dedup = Deduplicator()
+    assert dedup.check("the rain fell", "we stayed in") is None
+    assert dedup.check("the rain fell", "we stayed in") is DropReason.DUPLICATE_EXACT
+    assert dedup.check("The rain fell,", "We stayed in!") is DropReason.DUPLICATE_NORMALISED
+    assert dedup.check("the rain fell", "we went out") is None
+    assert len(dedup) == 2
+
+
+def test_gutenberg_licence_is_boilerplate() -> None:
+    keep = BoilerplateFilter().keep
+    assert not keep("This eBook is for the use of anyone anywhere at no cost, because the "
+                    "Project Gutenberg License allows it.")
+    assert not keep("Release Date: April 29, 2007 [eBook #1260]")
+    assert keep("It rained, so we stayed in.")
+
+
+def test_gutenberg_footer_is_skipped_until_next_book() -> None:
+    f = BoilerplateFilter()
+    paragraphs = [
+        "It rained, so we stayed in.",
+        "*** END OF THE PROJECT GUTENBERG EBOOK JANE EYRE ***",
+        "If you do not agree, then you must stop using this eBook because of the terms.",
+        "*** START OF THE PROJECT GUTENBERG EBOOK SHIRLEY ***",
+        "He left because he was tired.",
+    ]
+    assert [f.keep(p) for p in paragraphs] == [True, False, False, False, True]
+
+
+def test_web_boilerplate() -> None:
+    keep = BoilerplateFilter().keep
+    assert not keep("We use cookies because they improve your experience. Privacy policy")
+    assert keep("We stayed home because the cookies were still in the oven and smelled " * 5)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "reason"),
+    [("ok because it rained today.", None),
+     ("x" * 700, DropReason.TOO_LONG),
+     ("|||| ==== because #### ~~~~", DropReason.GARBAGE),
+     ("bad \ufffd bytes because of decoding", DropReason.GARBAGE)],
+)
+def test_drop_sentence(sentence: str, reason: DropReason | None) -> None:
+    assert drop_sentence(sentence) == reason
