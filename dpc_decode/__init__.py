@@ -5,6 +5,8 @@
 True
 """
 
+from pathlib import Path
+
 from dpc_decode.automaton import Automaton, satisfies
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.errors import ConstraintError, DpcError, UnsatisfiableConstraintsError
@@ -13,7 +15,11 @@ from dpc_decode.options import BeamSearchOptions, SamplingOptions
 from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
 from dpc_decode.sampling import sample
 
+#: Folder for ``model.generate(custom_generate=str(CUSTOM_GENERATE_DIR), trust_remote_code=True)``.
+CUSTOM_GENERATE_DIR = Path(__file__).resolve().parent / "hf_custom_generate"
+
 __all__ = [
+    "CUSTOM_GENERATE_DIR",
     "Automaton",
     "BeamSearchOptions",
     "ConstraintError",

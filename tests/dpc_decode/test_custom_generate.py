@@ -1,0 +1,42 @@
+"""The transformers-native entry: ``model.generate(custom_generate=<dpc folder>)``, offline."""
+
+from __future__ import annotations
+
+import torch
+
+from dpc_decode import CUSTOM_GENERATE_DIR, generate, satisfies
+
+from .conftest import tiny_gpt2, tiny_t5
+
+SETS = [[[20], [21, 22]], [[30]]]
+
+
+def test_model_generate_runs_dpc_from_the_local_folder(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = tiny_gpt2()
+    ids = torch.tensor([[5, 6, 7, 8], [0, 0, 9, 10]])
+    mask = torch.tensor([[1, 1, 1, 1], [0, 0, 1, 1]])
+    out = model.generate(ids, attention_mask=mask, custom_generate=str(CUSTOM_GENERATE_DIR),
+                         trust_remote_code=True, constraints=SETS, num_beams=4,
+                         num_return_sequences=2, max_new_tokens=8, return_dict_in_generate=True)
+    direct = generate(model, None, [[5, 6, 7, 8], [9, 10]], SETS, num_beams=4,
+                      num_return_sequences=2, max_new_tokens=8)
+    sequences = out["sequences"].tolist()
+    assert len(sequences) == 4
+    flat = [o for per_input in direct for o in per_input]
+    for row, expected in zip(sequences, flat):
+        generated = row[4 : 4 + len(expected.token_ids)]
+        assert generated == list(expected.token_ids)
+        assert satisfies(generated, SETS)
+    assert out["sequences_scores"].tolist() == [o.score for o in flat]
+
+
+def test_seq2seq_through_custom_generate(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = tiny_t5()
+    ids = torch.tensor([[5, 6, 7, 8]])
+    seqs = model.generate(ids, custom_generate=str(CUSTOM_GENERATE_DIR), trust_remote_code=True,
+                          constraints=SETS, num_beams=4, max_new_tokens=8)
+    assert seqs[0, 0].item() == model.config.decoder_start_token_id
+    body = [t for t in seqs[0, 1:].tolist()]
+    assert satisfies(body, SETS)
