@@ -32,20 +32,20 @@ def mask_constraints(
     met: torch.Tensor,
     tokens_left: int,
     feasible: bool = True,
+    successors: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Forbid tokens that complete a banned phrase, and (``feasible=True``) tokens after which the
     unmet sets no longer fit in the budget.
 
     log_probs: (hyps, vocab); rows, nodes: (hyps,); met: (hyps, S); ``tokens_left``: tokens that
-    may still be generated, this one included.
+    may still be generated, this one included; ``successors``: :meth:`TensorAutomaton.successors`
+    when the caller has it already.
     """
-    letters = automaton.alphabet[rows]  # (hyps, A); padding repeats the first letter
-    width = automaton.alphabet_size
-    symbols = torch.arange(width, device=log_probs.device).expand_as(letters)
-    nxt = automaton.step(nodes, symbols)  # (hyps, A)
+    letters, nxt = successors or automaton.successors(rows, nodes)  # (hyps, A) each
     allowed = ~automaton.violation[nxt]  # (hyps, A)
     original = log_probs.gather(1, letters)  # (hyps, A)
-    if feasible:
+    # need() never exceeds its value at the start (max_need): while that fits, nothing is tight.
+    if feasible and tokens_left - 1 < automaton.max_need:
         after = tokens_left - 1
         feasible_now = automaton.need(rows, nodes, met) <= tokens_left  # (hyps,)
         met_next = met.unsqueeze(1) | automaton.completes[nxt]  # (hyps, A, S)
@@ -108,12 +108,14 @@ def apply_step_masks(
     eos: torch.Tensor,  # (n_eos,)
     step: int,
     options: DecodeOptions,
+    successors: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Every mask of one decoding step, in the order that keeps each one in force: constraints
     first (they write allowed values back), then EOS, then repeated n-grams."""
     if automaton is not None:
         mask_constraints(
-            log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible
+            log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible,
+            successors,
         )
         blocked = ~met.all(-1)  # (H,)
         if step < options.min_new_tokens:

@@ -100,11 +100,12 @@ def _candidates(
     log_probs: torch.Tensor,  # (H, V) masked
     beam_scores: torch.Tensor,  # (B, K)
     automaton: TensorAutomaton | None,
-    rows: torch.Tensor,  # (H,)
-    node: torch.Tensor,  # (H,)
     met: torch.Tensor,  # (H, S)
+    successors: tuple[torch.Tensor, torch.Tensor] | None,  # letters (H, A), next nodes (H, A)
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Returns parent beam (B, C), token (B, C), total score (B, C); duplicates scored -inf."""
+    """Returns parent beam (B, C), token (B, C), total score (B, C); duplicates scored -inf.
+    The first ``3 * beams`` columns are the top-k and best candidates, the rest the letters of
+    every beam in alphabet order (so their automaton symbols are known without a lookup)."""
     batch, beams = beam_scores.shape
     vocab = log_probs.shape[1]
     device = log_probs.device
@@ -121,12 +122,12 @@ def _candidates(
     tokens.append(best_tokens.view(batch, beams))
     scores.append(best_scores.view(batch, beams))
 
-    if automaton is not None:
-        letters = automaton.alphabet[rows]  # (H, A)
+    if automaton is not None and successors is not None:
+        letters, nxt = successors  # (H, A) each
         width = letters.shape[1]
-        nxt = automaton.step(node, torch.arange(width, device=device).expand_as(letters))  # (H, A)
         advances = (automaton.useful[nxt] & ~met.unsqueeze(1)).any(-1)  # (H, A)
-        advances &= automaton.alphabet_valid[rows]
+        # Padding letters repeat letter 0 and are dropped as duplicates below; a row without
+        # constraints has only the root, which advances nothing.
         letter_scores = torch.where(advances, totals.gather(1, letters), NEG_INF)  # (H, A)
         parents.append(beam_ids.repeat_interleave(width).expand(batch, beams * width))
         tokens.append(letters.reshape(batch, beams * width))
@@ -154,11 +155,16 @@ def _candidate_states(
     met: torch.Tensor,  # (H, S)
     beams: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Node (B, C), met (B, C, S) and bank (B, C) after each candidate."""
+    """Node (B, C), met (B, C, S) and bank (B, C) after each candidate (laid out as
+    :func:`_candidates` returns them)."""
     batch, count = parent.shape
-    flat_parent = (parent + torch.arange(batch, device=parent.device).unsqueeze(1) * beams).view(-1)
-    cand_rows = torch.arange(batch, device=parent.device).repeat_interleave(count)  # (B*C,)
-    symbols = automaton.symbols(cand_rows, token.view(-1))  # (B*C,)
+    device = parent.device
+    flat_parent = (parent + torch.arange(batch, device=device).unsqueeze(1) * beams).view(-1)
+    head = 3 * beams  # top-k and best candidates: look their symbols up
+    head_rows = torch.arange(batch, device=device).repeat_interleave(head)  # (B*3K,)
+    head_symbols = automaton.symbols(head_rows, token[:, :head].reshape(-1)).view(batch, head)
+    letter_symbols = torch.arange(automaton.alphabet_size, device=device).repeat(beams)  # (K*A,)
+    symbols = torch.cat([head_symbols, letter_symbols.expand(batch, -1)], dim=1).view(-1)
     new_node = automaton.step(node[flat_parent], symbols)  # (B*C,)
     new_met = met[flat_parent] | automaton.completes[new_node]  # (B*C, S)
     bank = automaton.progress(new_node, new_met)
@@ -198,11 +204,12 @@ def beam_search(
 
     for step in range(steps):
         last = step == steps - 1
+        successors = automaton.successors(rows, node) if automaton is not None else None
         log_probs = apply_step_masks(
             log_probs, automaton, rows, node, met, history.view(-1, steps)[:, :step], eos, step,
-            options,
+            options, successors,
         )
-        parent, token, score = _candidates(log_probs, beam_scores, automaton, rows, node, met)
+        parent, token, score = _candidates(log_probs, beam_scores, automaton, met, successors)
         valid = torch.isfinite(score)  # (B, C)
         if automaton is not None:
             cand_node, cand_met, bank = _candidate_states(automaton, parent, token, node, met, beams)

@@ -36,6 +36,72 @@ from dpc_decode.automaton import Automaton
 __all__ = ["TensorAutomaton"]
 
 
+def _bit_matrix(masks: list[int], width: int) -> torch.Tensor:
+    """(len(masks), width) booleans: bit s of masks[i]."""
+    if width <= 62:
+        values = torch.tensor(masks, dtype=torch.long).unsqueeze(1)
+        return ((values >> torch.arange(width)) & 1).bool()
+    return torch.tensor([[bool((m >> s) & 1) for s in range(width)] for m in masks], dtype=torch.bool)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One automaton's slice of the tables, with node ids local to it."""
+
+    next_node: torch.Tensor  # (n, width + 1)
+    completes: torch.Tensor  # (n, S)
+    useful: torch.Tensor  # (n, S)
+    gain: torch.Tensor  # (n, S)
+    violation: torch.Tensor  # (n,)
+    depth: torch.Tensor  # (n,)
+    min_length: torch.Tensor  # (S,)
+    initial_met: torch.Tensor  # (S,)
+
+    @classmethod
+    def build(cls, a: Automaton, letters: list[int], width: int, num_sets: int) -> _Block:
+        n, k = a.num_nodes, len(letters)
+        column = {t: j for j, t in enumerate(letters)}
+        # DFA rows in breadth-first order: a node's row is its failure target's row with its own
+        # children written over it (failure targets come earlier in that order).
+        rows: list[list[int]] = [[]] * n
+        for node in a.order:
+            row = rows[a.fail[node]].copy() if node else [0] * k
+            for t, child in a.children[node].items():
+                row[column[t]] = child
+            rows[node] = row
+        pad = width - k
+        # Padding letters mirror letter 0; the last column (a token outside the alphabet) is root.
+        table = torch.tensor(
+            [row + row[:1] * pad + [0] if k else [0] * (width + 1) for row in rows],
+            dtype=torch.long,
+        ).reshape(n, width + 1)
+        live = [s for s in range(a.num_sets) if s not in set(a.impossible_sets)]
+        completes = torch.zeros((n, num_sets), dtype=torch.bool)
+        useful = torch.zeros((n, num_sets), dtype=torch.bool)
+        gain = torch.zeros((n, num_sets), dtype=torch.int32)
+        min_length = torch.zeros(num_sets, dtype=torch.int32)
+        initial_met = torch.ones(num_sets, dtype=torch.bool)
+        if a.num_sets:
+            completes[:, : a.num_sets] = _bit_matrix(a.completes, a.num_sets)
+            useful[:, : a.num_sets] = _bit_matrix(a.useful, a.num_sets)
+            lengths = torch.tensor(a.min_length, dtype=torch.int32)
+            remaining = torch.tensor(a.remaining, dtype=torch.int32).reshape(n, a.num_sets)
+            live_t = torch.tensor(live, dtype=torch.long)
+            gain[:, live_t] = lengths[live_t] - remaining[:, live_t]
+            min_length[live_t] = lengths[live_t]
+            initial_met[live_t] = False
+        return cls(
+            next_node=table,
+            completes=completes,
+            useful=useful,
+            gain=gain,
+            violation=torch.tensor(a.violation, dtype=torch.bool),
+            depth=torch.tensor(a.depth, dtype=torch.long),
+            min_length=min_length,
+            initial_met=initial_met,
+        )
+
+
 @dataclass(frozen=True)
 class TensorAutomaton:
     """Batched, compiled automata. Build with :meth:`compile`; all tensors live on one device."""
@@ -48,11 +114,12 @@ class TensorAutomaton:
     useful: torch.Tensor  # (nodes, S) bool: the node is on the way to a live alternative of the set
     violation: torch.Tensor  # (nodes,) bool: reaching the node completes a banned phrase
     depth: torch.Tensor  # (nodes,) int64
-    gain: torch.Tensor  # (nodes, S) int64: min_length[s] - tokens still needed for s from here
-    min_length: torch.Tensor  # (rows, S) int64: shortest live alternative; 0 for padding/impossible
+    gain: torch.Tensor  # (nodes, S) int32: min_length[s] - tokens still needed for s from here
+    min_length: torch.Tensor  # (rows, S) int32: shortest live alternative; 0 for padding/impossible
     root: torch.Tensor  # (rows,) int64
     initial_met: torch.Tensor  # (rows, S) bool: padding and impossible sets start met
     max_depth: int
+    max_need: int  # the largest need() of any row at the start: no hypothesis ever needs more
 
     @property
     def num_rows(self) -> int:
@@ -74,57 +141,41 @@ class TensorAutomaton:
         """Lay the automata of a batch out as tensors on ``device``."""
         automata = tuple(automata)
         num_sets = max([a.num_sets for a in automata] + [1])
-        alphabets = [sorted({t for n in a.children for t in n}) for a in automata]
+        distinct = list({id(a): a for a in automata}.values())
+        letters_of = {id(a): sorted({t for n in a.children for t in n}) for a in distinct}
+        alphabets = [letters_of[id(a)] for a in automata]
         width = max([len(al) for al in alphabets] + [1])
-        total = sum(a.num_nodes for a in automata)
 
         alphabet = torch.zeros((len(automata), width), dtype=torch.long)
         alphabet_valid = torch.zeros((len(automata), width), dtype=torch.bool)
-        next_node = torch.zeros((total, width + 1), dtype=torch.long)
-        completes = torch.zeros((total, num_sets), dtype=torch.bool)
-        useful = torch.zeros((total, num_sets), dtype=torch.bool)
-        violation = torch.zeros(total, dtype=torch.bool)
-        depth = torch.zeros(total, dtype=torch.long)
-        gain = torch.zeros((total, num_sets), dtype=torch.long)
-        min_length = torch.zeros((len(automata), num_sets), dtype=torch.long)
-        root = torch.zeros(len(automata), dtype=torch.long)
-        initial_met = torch.ones((len(automata), num_sets), dtype=torch.bool)
-
-        set_bits = [1 << s for s in range(num_sets)]
+        blocks: dict[int, _Block] = {}
+        parts: list[_Block] = []
+        offsets: list[int] = []
         offset = 0
         for r, (a, letters) in enumerate(zip(automata, alphabets)):
-            n, k = a.num_nodes, len(letters)
-            root[r] = offset
-            if k:
-                alphabet[r, :k] = torch.tensor(letters)
-                alphabet[r, k:] = letters[0]
-                alphabet_valid[r, :k] = True
-            impossible = set(a.impossible_sets)
-            live = [s for s in range(a.num_sets) if s not in impossible]
-            for s in live:
-                initial_met[r, s] = False
-                min_length[r, s] = a.min_length[s]
-            table = [[offset + a.goto(node, t) for t in letters] for node in range(n)]
-            block = torch.full((n, width + 1), offset, dtype=torch.long)
-            if k:
-                block[:, :k] = torch.tensor(table, dtype=torch.long)
-                block[:, k:width] = block[:, :1]  # padding columns are never looked up; keep sane
-            next_node[offset : offset + n] = block
-            completes[offset : offset + n, : a.num_sets] = torch.tensor(
-                [[bool(c & set_bits[s]) for s in range(a.num_sets)] for c in a.completes],
-                dtype=torch.bool,
-            ).reshape(n, a.num_sets)
-            useful[offset : offset + n, : a.num_sets] = torch.tensor(
-                [[bool(u & set_bits[s]) for s in range(a.num_sets)] for u in a.useful],
-                dtype=torch.bool,
-            ).reshape(n, a.num_sets)
-            for s in live:
-                gain[offset : offset + n, s] = torch.tensor(
-                    [a.min_length[s] - a.remaining[node][s] for node in range(n)]
-                )
-            violation[offset : offset + n] = torch.tensor(a.violation, dtype=torch.bool)
-            depth[offset : offset + n] = torch.tensor(a.depth, dtype=torch.long)
-            offset += n
+            block = blocks.get(id(a))
+            if block is None:  # rows that share constraints share one Automaton: build it once
+                block = blocks[id(a)] = _Block.build(a, letters, width, num_sets)
+            if letters:
+                alphabet[r, : len(letters)] = torch.tensor(letters)
+                alphabet[r, len(letters) :] = letters[0]
+                alphabet_valid[r, : len(letters)] = True
+            parts.append(block)
+            offsets.append(offset)
+            offset += a.num_nodes
+        shift = torch.repeat_interleave(
+            torch.tensor(offsets, dtype=torch.long), torch.tensor([a.num_nodes for a in automata])
+        )
+        next_node = torch.cat([b.next_node for b in parts]) + shift.unsqueeze(1)
+        completes = torch.cat([b.completes for b in parts])
+        useful = torch.cat([b.useful for b in parts])
+        gain = torch.cat([b.gain for b in parts])
+        violation = torch.cat([b.violation for b in parts])
+        depth = torch.cat([b.depth for b in parts])
+        min_length = torch.stack([b.min_length for b in parts])
+        initial_met = torch.stack([b.initial_met for b in parts])
+        root = torch.tensor(offsets, dtype=torch.long)
+        max_need = max([a.need(a.start()) for a in distinct] + [0])
 
         max_depth = max([max(a.depth) for a in automata] + [0])
         return cls(
@@ -141,6 +192,7 @@ class TensorAutomaton:
             root=root.to(device),
             initial_met=initial_met.to(device),
             max_depth=max_depth,
+            max_need=max_need,
         )
 
     # ------------------------------------------------------------------ hot path
@@ -162,6 +214,14 @@ class TensorAutomaton:
         sym = torch.where(found, hit.to(torch.uint8).argmax(-1), self.alphabet_size)
         return sym.squeeze(-1) if squeeze else sym
 
+    def successors(self, rows: torch.Tensor, nodes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each hypothesis's alphabet and the node every letter leads to.
+
+        rows, nodes: (hyps,) -> letters (hyps, A) token ids, next nodes (hyps, A). One row gather
+        of the transition table; padding letters repeat the first letter and its transition.
+        """
+        return self.alphabet[rows], self.next_node[nodes, : self.alphabet_size]
+
     def step(self, nodes: torch.Tensor, symbols: torch.Tensor) -> torch.Tensor:
         """Next nodes: nodes (hyps,) or (hyps, 1); symbols (hyps, k) -> (hyps, k)."""
         if symbols.dim() == 1:
@@ -178,11 +238,11 @@ class TensorAutomaton:
     def need(self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
         """Tokens an achievable plan still needs to meet every set (see :meth:`Automaton.need`).
 
-        rows: (...,), nodes: (...,), met: (..., S) -> (...,) int64.
+        rows: (...,), nodes: (...,), met: (..., S) -> (...,) int32.
         """
-        unmet = ~met  # (..., S)
-        total = (self.min_length[rows] * unmet).sum(-1)
-        gain = (self.gain[nodes] * unmet).amax(-1)
+        zero = torch.zeros((), dtype=torch.int32, device=met.device)
+        total = torch.where(met, zero, self.min_length[rows]).sum(-1, dtype=torch.int32)
+        gain = torch.where(met, zero, self.gain[nodes]).amax(-1)
         return total - gain
 
     def progress(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
