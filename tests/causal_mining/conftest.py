@@ -32,3 +32,22 @@ def gutenberg_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with gzip.open(folder / "andersen.txt.gz", "wt", encoding="utf-8") as handle:
         handle.write(gutenberg_slice("andersen-h-c-hans-christian.txt.xz", 300_000))
     return folder
+
+
+BATCH_CHARS = 50_000  # small parts, so a run has many resumption points
+
+
+def bank_bytes(out: Path) -> dict[str, bytes]:
+    """Every final shard of a run, by name."""
+    return {p.name: p.read_bytes() for p in sorted((out / "causalbank").glob("*.tsv"))}
+
+
+@pytest.fixture(scope="session")
+def local_run(gutenberg_sample: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted local-engine run over the Gutenberg sample (two workers)."""
+    from causal_mining import MineOptions, mine
+
+    out = tmp_path_factory.mktemp("local_run") / "out"
+    mine(MineOptions(inputs=(str(gutenberg_sample),), out=str(out), workers=2,
+                     batch_chars=BATCH_CHARS, shard_pairs=500))
+    return out

@@ -33,7 +33,8 @@ def outcome(extractor: Extractor, sentence: str) -> str | tuple[str, str, str]:
         ("The new rule didn't result in fewer accidents.", "negated"),
         ("She cried not only because she was tired.",
          ("because", "she was tired", "She cried")),
-        ("He was not rich, so he walked to town.", (", so", "He was not rich", "he walked to town")),
+        ("He was not rich, so he walked to town.",
+         (", so", "He was not rich", "he walked to town")),
         # passive causative verbs are dropped; "caused by" and active perfects are kept
         ("The little boy was led to the door by his nurse.", "passive"),
         ("The great change was brought about by the war.", "passive"),

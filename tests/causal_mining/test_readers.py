@@ -155,6 +155,7 @@ def test_fifty_megabyte_line_is_skipped_in_bounded_memory(tmp_path: Path) -> Non
             handle.write(chunk)
         handle.write("\n\nAfter it the war led to a famine.\n")
     found, stats = texts(path)
-    assert found == ["Before it we left because it rained.\n", "After it the war led to a famine.\n"]
+    assert found == ["Before it we left because it rained.\n",
+                     "After it the war led to a famine.\n"]
     assert stats.skipped["long_line"] == 1
     assert "52428801 characters" in stats.warnings[0]
