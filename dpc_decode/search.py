@@ -171,6 +171,32 @@ def _candidate_states(
     return new_node.view(batch, count), new_met.view(batch, count, -1), bank.view(batch, count)
 
 
+def _reorder(
+    runner: ModelRunner,
+    pick: torch.Tensor,  # (B, K) chosen candidate columns
+    parent: torch.Tensor,  # (B, C) beam each candidate extends
+    new_token: torch.Tensor,  # (B, K)
+    history: torch.Tensor,  # (B, K, T)
+    step: int,
+    node: torch.Tensor,  # (H,)
+    met: torch.Tensor,  # (H, S)
+    candidate_states: tuple[torch.Tensor, torch.Tensor] | None,  # node (B, C), met (B, C, S)
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Move tokens, the model's cache and the automaton states to the chosen beams with one
+    index, so they cannot drift apart. Returns history, node and met of the new beams."""
+    batch, beams = pick.shape
+    new_parent = parent.gather(1, pick)  # (B, K)
+    history = history.gather(1, new_parent.unsqueeze(-1).expand(-1, -1, history.shape[2]))
+    history[:, :, step] = new_token
+    offset = torch.arange(batch, device=pick.device).unsqueeze(1) * beams  # (B, 1)
+    runner.reorder((new_parent + offset).view(-1))  # (H,)
+    if candidate_states is not None:
+        cand_node, cand_met = candidate_states
+        node = cand_node.gather(1, pick).view(-1)
+        met = cand_met.gather(1, pick.unsqueeze(-1).expand(-1, -1, met.shape[1])).flatten(0, 1)
+    return history, node, met
+
+
 def beam_search(
     runner: ModelRunner,
     input_ids: torch.Tensor,  # (B, L)
@@ -186,7 +212,6 @@ def beam_search(
     device = runner.device
     eos = torch.tensor(eos_ids, dtype=torch.long, device=device)
     rows = torch.arange(batch, device=device).repeat_interleave(beams)  # (H,)
-    row_offset = torch.arange(batch, device=device).unsqueeze(1) * beams  # (B, 1)
 
     logits = runner.start(input_ids, attention_mask)  # (B, V)
     runner.expand(beams)
@@ -211,8 +236,10 @@ def beam_search(
         )
         parent, token, score = _candidates(log_probs, beam_scores, automaton, met, successors)
         valid = torch.isfinite(score)  # (B, C)
+        candidate_states = None
         if automaton is not None:
             cand_node, cand_met, bank = _candidate_states(automaton, parent, token, node, met, beams)
+            candidate_states = (cand_node, cand_met)
             met_count = cand_met.sum(-1)  # (B, C)
         else:
             bank = torch.zeros_like(token)
@@ -226,7 +253,7 @@ def beam_search(
         head_token = token.gather(1, head)
         head_eos = is_eos.gather(1, head)
         ending = valid.gather(1, head) & (head_eos | last) & ~done.unsqueeze(1)
-        ended_tokens = history.gather(1, head_parent.unsqueeze(-1).expand(-1, -1, steps)).clone()
+        ended_tokens = history.gather(1, head_parent.unsqueeze(-1).expand(-1, -1, steps))
         ended_tokens[:, :, step] = head_token
         pool.add(
             ended_tokens, step + 1, score.gather(1, head), met_count.gather(1, head), head_eos,
@@ -237,18 +264,13 @@ def beam_search(
 
         # Running beams: the first `beams` valid, non-ending candidates in allocation order.
         eligible = (valid & ~is_eos).gather(1, order)  # (B, C) in allocation order
-        pick = order.gather(1, torch.argsort((~eligible).to(torch.uint8), dim=1, stable=True)[:, :beams])
-        picked_ok = (valid & ~is_eos).gather(1, pick)  # (B, K)
-        beam_scores = torch.where(picked_ok, score.gather(1, pick), NEG_INF)
-        new_parent = parent.gather(1, pick)  # (B, K)
+        first = torch.argsort((~eligible).to(torch.uint8), dim=1, stable=True)[:, :beams]
+        pick = order.gather(1, first)  # (B, K) candidate columns
+        beam_scores = torch.where(eligible.gather(1, first), score.gather(1, pick), NEG_INF)
         new_token = token.gather(1, pick)  # (B, K)
-        flat_parent = (new_parent + row_offset).view(-1)  # (H,)
-        history = history.gather(1, new_parent.unsqueeze(-1).expand(-1, -1, steps))
-        history[:, :, step] = new_token
-        if automaton is not None:
-            node = cand_node.gather(1, pick).view(-1)
-            met = cand_met.gather(1, pick.unsqueeze(-1).expand(-1, -1, met.shape[1])).flatten(0, 1)
-        runner.reorder(flat_parent)
+        history, node, met = _reorder(
+            runner, pick, parent, new_token, history, step, node, met, candidate_states
+        )
 
         done |= _input_done(beam_scores, pool, step + 1, options)
         if bool(done.all()):
