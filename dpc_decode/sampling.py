@@ -109,7 +109,8 @@ def _sample_batch(
         )
         dead = ~torch.isfinite(masked).any(-1)  # (H,) no allowed token left
         scores = filter_top_k_top_p(masked / options.temperature, options.top_k, options.top_p)
-        scores[dead, pad_id] = 0.0  # keep softmax defined; the draw is discarded below
+        # Keep softmax defined for rows with nothing allowed; their draw is discarded below.
+        scores[:, pad_id] = torch.where(dead, 0.0, scores[:, pad_id])
         choice = torch.multinomial(scores.softmax(-1), 1, generator=generator).squeeze(-1)  # (H,)
         live = ~done & ~dead
         choice = torch.where(live, choice, torch.full_like(choice, pad_id))
