@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
@@ -16,7 +15,9 @@ from dpc_decode import (
     satisfies,
 )
 
-from .conftest import EOS, PAD, tiny_gpt2, tiny_t5
+from dpc_decode.exhaustive import exhaustive_best
+
+from .conftest import EOS, tiny_gpt2, tiny_t5
 
 INPUTS = [[5, 6, 7, 8], [9, 10], [11, 12, 13, 3, 4]]
 
@@ -168,42 +169,6 @@ def test_bad_input_gets_a_clear_error(kwargs, error, message):
         generate(model, None, **kwargs)
 
 
-def _sequence_log_probs(model, prompt, seqs):
-    """Total log-prob of each continuation (EOS-terminated or not) by teacher forcing."""
-    with torch.no_grad():
-        if model.config.is_encoder_decoder:
-            src = torch.tensor([prompt] * len(seqs))
-            dec = torch.tensor([[PAD] + s for s in seqs])
-            logits = model(input_ids=src, decoder_input_ids=dec[:, :-1]).logits
-            lp = torch.log_softmax(logits, -1).gather(2, dec[:, 1:, None]).squeeze(-1)
-        else:
-            ids = torch.tensor([prompt + s for s in seqs])
-            logits = model(input_ids=ids).logits[:, len(prompt) - 1 : -1]
-            lp = torch.log_softmax(logits, -1).gather(2, ids[:, len(prompt) :, None]).squeeze(-1)
-    return lp.sum(-1).tolist()
-
-
-def exhaustive_best(model, prompt, sets, vocab, max_new):
-    """Best constrained output by brute force: every sequence of up to max_new tokens."""
-    best = (float("-inf"), None)
-    for n in range(1, max_new + 1):
-        seqs = []
-        for body in itertools.product(range(vocab), repeat=n):
-            body = list(body)
-            if EOS in body[:-1]:
-                continue
-            gen = body[:-1] if body[-1] == EOS else body
-            if body[-1] != EOS and n < max_new:
-                continue  # unfinished outputs only at the length limit
-            if satisfies(gen, sets):
-                seqs.append(body)
-        if seqs:
-            for s, lp in zip(seqs, _sequence_log_probs(model, prompt, seqs)):
-                if lp > best[0]:
-                    best = (lp, s)
-    return best
-
-
 @pytest.mark.parametrize("feasible", [True, False], ids=["feasible", "plain-dba"])
 @pytest.mark.parametrize("build", [tiny_t5, tiny_gpt2], ids=["t5", "gpt2"])
 def test_against_exhaustive_search(build, feasible):
@@ -217,7 +182,7 @@ def test_against_exhaustive_search(build, feasible):
         rng = random.Random(seed)
         sets = [[[rng.randrange(2, vocab)]], [[rng.randrange(2, vocab), rng.randrange(2, vocab)]]]
         prompt = [2, 3, 4]
-        best_lp, _ = exhaustive_best(model, prompt, sets, vocab, max_new)
+        best_lp, _ = exhaustive_best(model, prompt, sets, vocab, max_new, EOS)
         out = generate(model, None, [prompt], sets, num_beams=8, max_new_tokens=max_new,
                        length_penalty=0.0, feasible=feasible)[0][0]
         assert out.satisfied
