@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from dpc_decode import BeamSearchOptions, DpcError, GeneratedSequence, generate
 
-__all__ = ["main", "GenerateRequest", "run_generate", "parse_constraint"]
+__all__ = ["GenerateRequest", "main", "parse_constraint", "run_generate"]
 
 DIRECTIONS = ("cause", "effect")
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from dpc_decode.errors import ConstraintError
 
-__all__ = ["Automaton", "State", "Match", "satisfies", "validate_token_constraints", "check_phrase"]
+__all__ = ["Automaton", "Match", "State", "check_phrase", "satisfies", "validate_token_constraints"]
 
 TokenSets = Sequence[Sequence[Sequence[int]]]
 

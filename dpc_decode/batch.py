@@ -20,7 +20,7 @@ from dpc_decode.model_runner import model_vocab_size, resolve_special_ids
 from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
 from dpc_decode.tensor_automaton import TensorAutomaton
 
-__all__ = ["DecodeBatch", "encode_inputs", "chunks"]
+__all__ = ["DecodeBatch", "chunks", "encode_inputs"]
 
 Inputs = str | Sequence[str] | Sequence[Sequence[int]]
 

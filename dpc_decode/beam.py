@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["lexsort", "rank_within_bank", "dba_order"]
+__all__ = ["dba_order", "lexsort", "rank_within_bank"]
 
 
 def lexsort(*keys: torch.Tensor) -> torch.Tensor:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from dpc_decode.automaton import check_phrase, validate_token_constraints
 from dpc_decode.errors import ConstraintError
@@ -40,13 +40,13 @@ from dpc_decode.errors import ConstraintError
 __all__ = [
     "Alternative",
     "ConstraintSets",
-    "TokenizeOptions",
     "InputConstraints",
+    "TokenizeOptions",
     "prepare_constraints",
     "tokenize_phrase",
 ]
 
-Alternative = Union[str, Sequence[int]]
+Alternative = str | Sequence[int]
 ConstraintSets = Sequence[Sequence[Alternative]]
 
 

@@ -6,7 +6,7 @@ its message names the offending value, so callers can catch one type and show th
 
 from __future__ import annotations
 
-__all__ = ["DpcError", "ConstraintError", "UnsatisfiableConstraintsError"]
+__all__ = ["ConstraintError", "DpcError", "UnsatisfiableConstraintsError"]
 
 
 class DpcError(ValueError):

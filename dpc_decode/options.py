@@ -15,7 +15,7 @@ from typing import Literal
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["DecodeOptions", "BeamSearchOptions", "SamplingOptions"]
+__all__ = ["BeamSearchOptions", "DecodeOptions", "SamplingOptions"]
 
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> None:

@@ -34,7 +34,7 @@ from dpc_decode.options import SamplingOptions
 from dpc_decode.outputs import GeneratedSequence
 from dpc_decode.tensor_automaton import TensorAutomaton
 
-__all__ = ["sample", "filter_top_k_top_p"]
+__all__ = ["filter_top_k_top_p", "sample"]
 
 NEG_INF = float("-inf")
 

@@ -25,7 +25,7 @@ from transformers import (
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["LoadedModel", "load_model", "default_model", "minilm_tokenizer_path"]
+__all__ = ["LoadedModel", "default_model", "load_model", "minilm_tokenizer_path"]
 
 
 @dataclass(frozen=True)

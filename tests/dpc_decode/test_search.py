@@ -14,7 +14,6 @@ from dpc_decode import (
     generate,
     satisfies,
 )
-
 from dpc_decode.exhaustive import exhaustive_best
 
 from .conftest import EOS, tiny_gpt2, tiny_t5
