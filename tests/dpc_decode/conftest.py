@@ -11,6 +11,8 @@ from transformers import (
     GPT2LMHeadModel,
     LlamaConfig,
     LlamaForCausalLM,
+    MarianConfig,
+    MarianMTModel,
     T5Config,
     T5ForConditionalGeneration,
 )
@@ -51,7 +53,17 @@ def tiny_llama(vocab: int = 40, seed: int = 0) -> LlamaForCausalLM:
     return LlamaForCausalLM(cfg).eval()
 
 
-FAMILIES = {"t5": tiny_t5, "bart": tiny_bart, "gpt2": tiny_gpt2, "llama": tiny_llama}
+def tiny_marian(vocab: int = 40, seed: int = 0) -> MarianMTModel:
+    torch.manual_seed(seed)
+    cfg = MarianConfig(vocab_size=vocab, d_model=32, encoder_layers=1, decoder_layers=1,
+                       encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64,
+                       decoder_ffn_dim=64, max_position_embeddings=64, pad_token_id=PAD,
+                       eos_token_id=EOS, decoder_start_token_id=PAD, forced_eos_token_id=None)
+    return MarianMTModel(cfg).eval()
+
+
+FAMILIES = {"t5": tiny_t5, "bart": tiny_bart, "marian": tiny_marian, "gpt2": tiny_gpt2,
+            "llama": tiny_llama}
 
 
 @pytest.fixture(params=sorted(FAMILIES))
