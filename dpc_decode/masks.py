@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from dpc_decode.options import DecodeOptions
-from dpc_decode.tensor_automaton import TensorAutomaton
+from dpc_decode.tensor_automaton import Successors, TensorAutomaton
 
 __all__ = ["apply_step_masks", "mask_constraints", "mask_eos", "mask_repeated_ngrams"]
 
@@ -32,7 +32,7 @@ def mask_constraints(
     met: torch.Tensor,
     tokens_left: int,
     feasible: bool = True,
-    successors: tuple[torch.Tensor, torch.Tensor] | None = None,
+    successors: Successors | None = None,
 ) -> torch.Tensor:
     """Forbid tokens that complete a banned phrase, and (``feasible=True``) tokens after which the
     unmet sets no longer fit in the budget.
@@ -41,15 +41,15 @@ def mask_constraints(
     may still be generated, this one included; ``successors``: :meth:`TensorAutomaton.successors`
     when the caller has it already.
     """
-    letters, nxt = successors or automaton.successors(rows, nodes)  # (hyps, A) each
+    successors = successors or automaton.successors(rows, nodes, met)
+    letters, nxt = successors.letters, successors.nodes  # (hyps, A) each
     allowed = ~automaton.violation[nxt]  # (hyps, A)
     original = log_probs.gather(1, letters)  # (hyps, A)
     # need() never exceeds its value at the start (max_need): while that fits, nothing is tight.
     if feasible and tokens_left - 1 < automaton.max_need:
         after = tokens_left - 1
         feasible_now = automaton.need(rows, nodes, met) <= tokens_left  # (hyps,)
-        met_next = met.unsqueeze(1) | automaton.completes[nxt]  # (hyps, A, S)
-        need_next = automaton.need(rows.unsqueeze(1).expand_as(nxt), nxt, met_next)  # (hyps, A)
+        need_next = automaton.need(rows.unsqueeze(1).expand_as(nxt), nxt, successors.met)  # (hyps, A)
         allowed &= ~feasible_now.unsqueeze(1) | (need_next <= after)
         # Any token outside the alphabet leads back to the root, keeping only the sets met.
         roots = automaton.root[rows]
@@ -108,7 +108,7 @@ def apply_step_masks(
     eos: torch.Tensor,  # (n_eos,)
     step: int,
     options: DecodeOptions,
-    successors: tuple[torch.Tensor, torch.Tensor] | None = None,
+    successors: Successors | None = None,
 ) -> torch.Tensor:
     """Every mask of one decoding step, in the order that keeps each one in force: constraints
     first (they write allowed values back), then EOS, then repeated n-grams."""

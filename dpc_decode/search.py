@@ -28,7 +28,7 @@ from dpc_decode.beam import dba_order, lexsort
 from dpc_decode.masks import apply_step_masks
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
-from dpc_decode.tensor_automaton import TensorAutomaton
+from dpc_decode.tensor_automaton import Successors, TensorAutomaton
 
 __all__ = ["SearchResult", "beam_search"]
 
@@ -101,7 +101,7 @@ def _candidates(
     beam_scores: torch.Tensor,  # (B, K)
     automaton: TensorAutomaton | None,
     met: torch.Tensor,  # (H, S)
-    successors: tuple[torch.Tensor, torch.Tensor] | None,  # letters (H, A), next nodes (H, A)
+    successors: Successors | None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Returns parent beam (B, C), token (B, C), total score (B, C); duplicates scored -inf.
     The first ``3 * beams`` columns are the top-k and best candidates, the rest the letters of
@@ -123,7 +123,7 @@ def _candidates(
     scores.append(best_scores.view(batch, beams))
 
     if automaton is not None and successors is not None:
-        letters, nxt = successors  # (H, A) each
+        letters, nxt = successors.letters, successors.nodes  # (H, A) each
         width = letters.shape[1]
         advances = (automaton.useful[nxt] & ~met.unsqueeze(1)).any(-1)  # (H, A)
         # Padding letters repeat letter 0 and are dropped as duplicates below; a row without
@@ -149,26 +149,34 @@ def _candidates(
 
 def _candidate_states(
     automaton: TensorAutomaton,
-    parent: torch.Tensor,  # (B, C) beam within the input
     token: torch.Tensor,  # (B, C)
+    parent: torch.Tensor,  # (B, C) beam within the input
     node: torch.Tensor,  # (H,)
     met: torch.Tensor,  # (H, S)
+    successors: Successors,
     beams: int,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Node (B, C), met (B, C, S) and bank (B, C) after each candidate (laid out as
-    :func:`_candidates` returns them)."""
-    batch, count = parent.shape
-    device = parent.device
-    flat_parent = (parent + torch.arange(batch, device=device).unsqueeze(1) * beams).view(-1)
-    head = 3 * beams  # top-k and best candidates: look their symbols up
-    head_rows = torch.arange(batch, device=device).repeat_interleave(head)  # (B*3K,)
-    head_symbols = automaton.symbols(head_rows, token[:, :head].reshape(-1)).view(batch, head)
-    letter_symbols = torch.arange(automaton.alphabet_size, device=device).repeat(beams)  # (K*A,)
-    symbols = torch.cat([head_symbols, letter_symbols.expand(batch, -1)], dim=1).view(-1)
-    new_node = automaton.step(node[flat_parent], symbols)  # (B*C,)
-    new_met = met[flat_parent] | automaton.completes[new_node]  # (B*C, S)
+    :func:`_candidates` returns them: ``3 * beams`` looked-up candidates, then every letter of
+    every beam, whose states the step's successors already hold)."""
+    batch, count = token.shape
+    device = token.device
+    head = 3 * beams
+    head_parent = (parent[:, :head] + torch.arange(batch, device=device).unsqueeze(1) * beams)
+    head_parent = head_parent.reshape(-1)  # (B*3K,)
+    head_rows = torch.arange(batch, device=device).repeat_interleave(head)
+    symbols = automaton.symbols(head_rows, token[:, :head].reshape(-1))  # (B*3K,)
+    head_node = automaton.step(node[head_parent], symbols)  # (B*3K,)
+    head_met = met[head_parent] | automaton.completes[head_node]  # (B*3K, S)
+    width = successors.nodes.shape[1]
+    new_node = torch.cat(
+        [head_node.view(batch, head), successors.nodes.reshape(batch, beams * width)], dim=1
+    )  # (B, C)
+    new_met = torch.cat(
+        [head_met.view(batch, head, -1), successors.met.reshape(batch, beams * width, -1)], dim=1
+    )  # (B, C, S)
     bank = automaton.progress(new_node, new_met)
-    return new_node.view(batch, count), new_met.view(batch, count, -1), bank.view(batch, count)
+    return new_node, new_met, bank
 
 
 def _reorder(
@@ -229,7 +237,7 @@ def beam_search(
 
     for step in range(steps):
         last = step == steps - 1
-        successors = automaton.successors(rows, node) if automaton is not None else None
+        successors = automaton.successors(rows, node, met) if automaton is not None else None
         log_probs = apply_step_masks(
             log_probs, automaton, rows, node, met, history.view(-1, steps)[:, :step], eos, step,
             options, successors,
@@ -237,8 +245,10 @@ def beam_search(
         parent, token, score = _candidates(log_probs, beam_scores, automaton, met, successors)
         valid = torch.isfinite(score)  # (B, C)
         candidate_states = None
-        if automaton is not None:
-            cand_node, cand_met, bank = _candidate_states(automaton, parent, token, node, met, beams)
+        if automaton is not None and successors is not None:
+            cand_node, cand_met, bank = _candidate_states(
+                automaton, token, parent, node, met, successors, beams
+            )
             candidate_states = (cand_node, cand_met)
             met_count = cand_met.sum(-1)  # (B, C)
         else:

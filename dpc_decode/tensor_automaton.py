@@ -33,7 +33,7 @@ import torch
 
 from dpc_decode.automaton import Automaton
 
-__all__ = ["TensorAutomaton"]
+__all__ = ["Successors", "TensorAutomaton"]
 
 
 def _bit_matrix(masks: list[int], width: int) -> torch.Tensor:
@@ -78,17 +78,19 @@ class _Block:
         live = [s for s in range(a.num_sets) if s not in set(a.impossible_sets)]
         completes = torch.zeros((n, num_sets), dtype=torch.bool)
         useful = torch.zeros((n, num_sets), dtype=torch.bool)
-        gain = torch.zeros((n, num_sets), dtype=torch.int32)
-        min_length = torch.zeros(num_sets, dtype=torch.int32)
+        gain = torch.zeros((n, num_sets), dtype=torch.int16)
+        min_length = torch.zeros(num_sets, dtype=torch.int16)
         initial_met = torch.ones(num_sets, dtype=torch.bool)
         if a.num_sets:
             completes[:, : a.num_sets] = _bit_matrix(a.completes, a.num_sets)
             useful[:, : a.num_sets] = _bit_matrix(a.useful, a.num_sets)
             lengths = torch.tensor(a.min_length, dtype=torch.int32)
-            remaining = torch.tensor(a.remaining, dtype=torch.int32).reshape(n, a.num_sets)
+            # Impossible sets have no live alternative: their "remaining" is a huge sentinel.
+            remaining = torch.tensor(a.remaining, dtype=torch.int64).clamp(max=2**15 - 1)
+            remaining = remaining.to(torch.int32).reshape(n, a.num_sets)
             live_t = torch.tensor(live, dtype=torch.long)
-            gain[:, live_t] = lengths[live_t] - remaining[:, live_t]
-            min_length[live_t] = lengths[live_t]
+            gain[:, live_t] = (lengths[live_t] - remaining[:, live_t]).to(torch.int16)
+            min_length[live_t] = lengths[live_t].to(torch.int16)
             initial_met[live_t] = False
         return cls(
             next_node=table,
@@ -103,6 +105,15 @@ class _Block:
 
 
 @dataclass(frozen=True)
+class Successors:
+    """The letters of each hypothesis and where they lead (see :meth:`TensorAutomaton.successors`)."""
+
+    letters: torch.Tensor  # (hyps, A) token ids
+    nodes: torch.Tensor  # (hyps, A) next node of each letter
+    met: torch.Tensor  # (hyps, A, S) sets met after each letter
+
+
+@dataclass(frozen=True)
 class TensorAutomaton:
     """Batched, compiled automata. Build with :meth:`compile`; all tensors live on one device."""
 
@@ -114,8 +125,8 @@ class TensorAutomaton:
     useful: torch.Tensor  # (nodes, S) bool: the node is on the way to a live alternative of the set
     violation: torch.Tensor  # (nodes,) bool: reaching the node completes a banned phrase
     depth: torch.Tensor  # (nodes,) int64
-    gain: torch.Tensor  # (nodes, S) int32: min_length[s] - tokens still needed for s from here
-    min_length: torch.Tensor  # (rows, S) int32: shortest live alternative; 0 for padding/impossible
+    gain: torch.Tensor  # (nodes, S) int16: min_length[s] - tokens still needed for s from here
+    min_length: torch.Tensor  # (rows, S) int16: shortest live alternative; 0 for padding/impossible
     root: torch.Tensor  # (rows,) int64
     initial_met: torch.Tensor  # (rows, S) bool: padding and impossible sets start met
     max_depth: int
@@ -214,13 +225,15 @@ class TensorAutomaton:
         sym = torch.where(found, hit.to(torch.uint8).argmax(-1), self.alphabet_size)
         return sym.squeeze(-1) if squeeze else sym
 
-    def successors(self, rows: torch.Tensor, nodes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Each hypothesis's alphabet and the node every letter leads to.
+    def successors(self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor) -> Successors:
+        """Every letter of each hypothesis's alphabet, with the state it leads to.
 
-        rows, nodes: (hyps,) -> letters (hyps, A) token ids, next nodes (hyps, A). One row gather
-        of the transition table; padding letters repeat the first letter and its transition.
+        rows, nodes: (hyps,), met: (hyps, S). One row gather of the transition table; padding
+        letters repeat the first letter and its transition. Computed once per step and shared by
+        the masks and the candidate selection.
         """
-        return self.alphabet[rows], self.next_node[nodes, : self.alphabet_size]
+        nxt = self.next_node[nodes, : self.alphabet_size]  # (hyps, A)
+        return Successors(self.alphabet[rows], nxt, met.unsqueeze(1) | self.completes[nxt])
 
     def step(self, nodes: torch.Tensor, symbols: torch.Tensor) -> torch.Tensor:
         """Next nodes: nodes (hyps,) or (hyps, 1); symbols (hyps, k) -> (hyps, k)."""
@@ -240,10 +253,10 @@ class TensorAutomaton:
 
         rows: (...,), nodes: (...,), met: (..., S) -> (...,) int32.
         """
-        zero = torch.zeros((), dtype=torch.int32, device=met.device)
+        zero = torch.zeros((), dtype=torch.int16, device=met.device)
         total = torch.where(met, zero, self.min_length[rows]).sum(-1, dtype=torch.int32)
         gain = torch.where(met, zero, self.gain[nodes]).amax(-1)
-        return total - gain
+        return total - gain.to(torch.int32)
 
     def progress(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
         """Beam-allocation bank of a state: sets met first, then the depth of the partial match if

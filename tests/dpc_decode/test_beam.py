@@ -63,10 +63,12 @@ def test_allocation_invariants(data, beam):
         size = sum(1 for bb, _, v in data if v and bb == b)
         got = sum(1 for c in chosen if valid[0, c] and data[c][0] == b)
         assert got >= min(size, beam // len(banks))
-    # Within a bank, chosen candidates are its best ones.
+    # Within a bank, chosen candidates are its best ones (compared as the float32 sorted).
+    values = score[0].tolist()
     for b in banks:
-        members = sorted((s for bb, s, v in data if v and bb == b), reverse=True)
-        got = sorted((data[c][1] for c in chosen if valid[0, c] and data[c][0] == b), reverse=True)
+        members = sorted((values[i] for i, (bb, _, v) in enumerate(data) if v and bb == b),
+                         reverse=True)
+        got = sorted((values[c] for c in chosen if valid[0, c] and data[c][0] == b), reverse=True)
         assert got == members[: len(got)]
 
 
