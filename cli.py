@@ -1,9 +1,15 @@
 """The ``dpc`` command. Arguments are parsed here; the work is done by library functions.
 
-Subcommands
------------
+Every subcommand is registered by an ``add_<name>_parser(subparsers)`` function that sets
+``func`` to a function of the parsed arguments returning the exit status (and printing its own
+errors), so each package owns its subcommands:
+
 ``dpc generate``
     Constrained generation with the DPC engine (see ``dpc generate --help``).
+``dpc mine``
+    Mine a CausalBank from raw text (:mod:`causal_mining.cli`).
+``dpc eval copa``
+    COPA accuracy of a registered scorer (:mod:`tasks.cli`).
 """
 
 from __future__ import annotations
@@ -83,7 +89,8 @@ def _print_table(request: GenerateRequest, results: list[list[GeneratedSequence]
             print(f"  {rank:>2}. {out.text}    (score {out.score:.3f}; keywords: {met}){flag}")
 
 
-def _add_generate(sub: argparse._SubParsersAction) -> None:
+def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``dpc generate``."""
     p = sub.add_parser(
         "generate",
         help="generate causes or effects under disjunctive constraints",
@@ -106,49 +113,64 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-repeat-ngram-size", type=int, default=3)
     p.add_argument("--strict", action="store_true", help="fail if a set cannot be met")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    p.set_defaults(func=generate_command)
+    return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dpc", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    _add_generate(sub)
-    args = parser.parse_args(argv)
+def generate_command(args: argparse.Namespace) -> int:
+    """``dpc generate``: build the request from parsed arguments, decode, print."""
     try:
-        if args.command == "generate":
-            request = GenerateRequest(
-                inputs=args.input,
-                direction=args.direction,
-                constraints=[parse_constraint(c) for c in args.constraint],
-                banned=args.banned,
-                model=args.model,
-                options=BeamSearchOptions(
-                    num_beams=args.num_beams,
-                    num_return_sequences=args.num_return,
-                    max_new_tokens=args.max_new_tokens,
-                    min_new_tokens=args.min_new_tokens,
-                    length_penalty=args.length_penalty,
-                    no_repeat_ngram_size=args.no_repeat_ngram_size,
-                    strict=args.strict,
-                ),
+        request = GenerateRequest(
+            inputs=args.input,
+            direction=args.direction,
+            constraints=[parse_constraint(c) for c in args.constraint],
+            banned=args.banned,
+            model=args.model,
+            options=BeamSearchOptions(
+                num_beams=args.num_beams,
+                num_return_sequences=args.num_return,
+                max_new_tokens=args.max_new_tokens,
+                min_new_tokens=args.min_new_tokens,
+                length_penalty=args.length_penalty,
+                no_repeat_ngram_size=args.no_repeat_ngram_size,
+                strict=args.strict,
+            ),
+        )
+        if not request.constraints:
+            print(
+                "note: no --constraint given, and the Cause Effect Graph that proposes "
+                "keywords is not built yet: decoding without constraints",
+                file=sys.stderr,
             )
-            if not request.constraints:
-                print(
-                    "note: no --constraint given, and the Cause Effect Graph that proposes "
-                    "keywords is not built yet: decoding without constraints",
-                    file=sys.stderr,
-                )
-            results = run_generate(request)
-            if args.json:
-                for text, outputs in zip(request.inputs, results):
-                    for out in outputs:
-                        print(json.dumps({"input": text, "direction": request.direction,
-                                          **out.to_dict()}))
-            else:
-                _print_table(request, results)
+        results = run_generate(request)
     except DpcError as err:
         print(f"dpc: error: {err}", file=sys.stderr)
         return 2
+    if args.json:
+        for text, outputs in zip(request.inputs, results):
+            for out in outputs:
+                print(json.dumps({"input": text, "direction": request.direction, **out.to_dict()}))
+    else:
+        _print_table(request, results)
     return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dpc`` argument parser with every subcommand registered."""
+    from causal_mining.cli import add_mine_parser
+    from tasks.cli import add_eval_parser
+
+    parser = argparse.ArgumentParser(prog="dpc", description=(__doc__ or "").splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_generate_parser(sub)
+    add_mine_parser(sub)
+    add_eval_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,7 @@ forbidden tokens set to ``-inf`` (in place where that is safe). No Python loop o
 * :func:`mask_constraints` - banned phrases, and *feasibility*: a hypothesis that can still meet
   every set within ``max_new_tokens`` may only take tokens after which it still can (by the bound
   of :meth:`~dpc_decode.automaton.Automaton.need`). This is what turns "satisfied if beam search
-  happens to find it" into "satisfied whenever the budget allows": with three tokens left and a
+  happens to find it" into "satisfied whenever the budget allows": with two tokens left and a
   two-token alternative unmet, the hypothesis must start it now.
 * :func:`mask_eos` - EOS is forbidden until every set is met and ``min_new_tokens`` are generated.
 * :func:`mask_repeated_ngrams` - ``no_repeat_ngram_size`` over the generated tokens.
@@ -41,7 +41,8 @@ def mask_constraints(
     may still be generated, this one included; ``successors``: :meth:`TensorAutomaton.successors`
     when the caller has it already.
     """
-    successors = successors or automaton.successors(rows, nodes, met)
+    if successors is None:
+        successors = automaton.successors(rows, nodes, met)
     letters, nxt = successors.letters, successors.nodes  # (hyps, A) each
     allowed = ~automaton.violation[nxt]  # (hyps, A)
     original = log_probs.gather(1, letters)  # (hyps, A)
