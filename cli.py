@@ -8,6 +8,8 @@ errors), so each package owns its subcommands:
     Constrained generation with the DPC engine (see ``dpc generate --help``).
 ``dpc mine``
     Mine a CausalBank from raw text (:mod:`causal_mining.cli`).
+``dpc graph``
+    Build, query, draw and describe the Cause Effect Graph (:mod:`cause_effect_graph.cli`).
 ``dpc eval copa``
     COPA accuracy of a registered scorer (:mod:`tasks.cli`).
 """
@@ -19,8 +21,13 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from dpc_decode import BeamSearchOptions, DpcError, GeneratedSequence, generate
+from dpc_decode import DpcError
+from dpc_decode.options import BeamSearchOptions
+
+if TYPE_CHECKING:
+    from dpc_decode.outputs import GeneratedSequence
 
 __all__ = ["GenerateRequest", "main", "parse_constraint", "run_generate"]
 
@@ -64,6 +71,7 @@ class GenerateRequest:
 
 def run_generate(request: GenerateRequest) -> list[list[GeneratedSequence]]:
     """Load the model and decode every input under the request's constraints."""
+    from dpc_decode.generate import generate
     from train.models import default_model, load_model
 
     loaded = load_model(request.model) if request.model else default_model()
@@ -158,12 +166,14 @@ def generate_command(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The ``dpc`` argument parser with every subcommand registered."""
     from causal_mining.cli import add_mine_parser
+    from cause_effect_graph.cli import add_graph_parser
     from tasks.cli import add_eval_parser
 
     parser = argparse.ArgumentParser(prog="dpc", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_generate_parser(sub)
     add_mine_parser(sub)
+    add_graph_parser(sub)
     add_eval_parser(sub)
     return parser
 

@@ -1,0 +1,193 @@
+"""CausalBank shard files: atomic writes, TSV reading and writing, sharded output.
+
+A shard is a UTF-8 TSV file with a header row naming the columns of
+:data:`causal_mining.pair.COLUMNS` (cause, effect, pattern, class, category, source, sentence).
+Every file is written to a temporary name in the same folder, flushed to disk and renamed, so a
+reader (or a resumed run) sees a complete file or none.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> p = CausalPair("it rained", "we stayed in", "because", "EPC", "EXPLANATION", "x:1",
+...                "We stayed in because it rained.")
+>>> write_pairs(folder / "part.tsv", [p])
+1
+>>> list(read_pairs(folder / "part.tsv")) == [p]
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from causal_mining.errors import BankFormatError
+from causal_mining.pair import COLUMNS, CausalPair
+
+__all__ = [
+    "atomic_open",
+    "write_json",
+    "read_json",
+    "write_pairs",
+    "read_pairs",
+    "ShardWriter",
+    "bank_files",
+    "read_bank",
+]
+
+HEADER = "\t".join(COLUMNS) + "\n"
+_CLEAN = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
+
+
+@contextmanager
+def atomic_open(path: Path) -> Iterator[IO[str]]:
+    """Open a temporary file next to ``path`` for writing; rename it onto ``path`` on success."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write ``value`` as JSON atomically (sorted keys, so equal values give equal bytes)."""
+    with atomic_open(path) as handle:
+        json.dump(value, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file written by :func:`write_json`."""
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _row(pair: CausalPair) -> str:
+    return "\t".join(value.translate(_CLEAN) for value in pair.to_row()) + "\n"
+
+
+def write_pairs(path: Path, pairs: Iterable[CausalPair]) -> int:
+    """Write ``pairs`` to one TSV file atomically; return how many were written."""
+    n = 0
+    with atomic_open(path) as handle:
+        handle.write(HEADER)
+        for pair in pairs:
+            handle.write(_row(pair))
+            n += 1
+    return n
+
+
+def read_pairs(path: Path) -> Iterator[CausalPair]:
+    """Stream the pairs of one TSV file written by :func:`write_pairs`.
+
+    Raises
+    ------
+    BankFormatError
+        If the header or a row does not have the CausalBank columns.
+    """
+    with open(path, encoding="utf-8", newline="\n") as handle:
+        header = handle.readline()
+        if header != HEADER:
+            raise BankFormatError(
+                f"{os.fspath(path)!r}: header {header.rstrip()!r} is not {HEADER.rstrip()!r}"
+            )
+        for number, line in enumerate(handle, start=2):
+            row = line.rstrip("\n").split("\t")
+            if len(row) != len(COLUMNS):
+                raise BankFormatError(
+                    f"{os.fspath(path)!r}:{number}: {len(row)} columns, expected {len(COLUMNS)}"
+                )
+            yield CausalPair.from_row(row)
+
+
+class ShardWriter:
+    """Write pairs into numbered shards of at most ``shard_pairs`` pairs each.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> pairs = [CausalPair(f"c {i}", f"e {i}", "cause", "CPE", "CAUSE", "-", "-")
+    ...          for i in range(5)]
+    >>> with ShardWriter(folder, 2) as w:
+    ...     w.write_all(pairs)
+    >>> [p.name for p in bank_files(folder)]
+    ['causalbank-00000.tsv', 'causalbank-00001.tsv', 'causalbank-00002.tsv']
+    >>> len(list(read_bank(folder)))
+    5
+    """
+
+    def __init__(self, folder: Path, shard_pairs: int, prefix: str = "causalbank") -> None:
+        self.folder = Path(folder)
+        self.shard_pairs = shard_pairs
+        self.prefix = prefix
+        self.paths: list[Path] = []
+        self._buffer: list[CausalPair] = []
+        self.count = 0
+
+    def write(self, pair: CausalPair) -> None:
+        self._buffer.append(pair)
+        self.count += 1
+        if len(self._buffer) >= self.shard_pairs:
+            self._flush()
+
+    def write_all(self, pairs: Iterable[CausalPair]) -> None:
+        for pair in pairs:
+            self.write(pair)
+
+    def _flush(self) -> None:
+        if not self._buffer and self.paths:
+            return
+        path = self.folder / f"{self.prefix}-{len(self.paths):05d}.tsv"
+        write_pairs(path, self._buffer)
+        self.paths.append(path)
+        self._buffer = []
+
+    def close(self) -> None:
+        """Write the last (partial) shard; an empty bank still gets one header-only shard."""
+        if self._buffer or not self.paths:
+            self._flush()
+
+    def __enter__(self) -> ShardWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.close()
+
+
+def bank_files(folder: Path, prefix: str = "causalbank") -> list[Path]:
+    """The shard files of a bank folder, in order."""
+    return sorted(Path(folder).glob(f"{prefix}-*.tsv"))
+
+
+def read_bank(path: Path) -> Iterator[CausalPair]:
+    """Stream every pair of a shard file, a bank folder, or a mining output folder.
+
+    For a mining output folder (holding ``causalbank/``) the final shards are read. For the
+    official release layout (``because_mode/``, ``therefore_mode/``) use
+    :func:`causal_mining.release.read_release`.
+    """
+    path = Path(path)
+    if path.is_file():
+        yield from read_pairs(path)
+        return
+    if (path / "causalbank").is_dir():
+        path = path / "causalbank"
+    files = bank_files(path)
+    if not files:
+        raise BankFormatError(f"{os.fspath(path)!r} holds no causalbank-*.tsv shard")
+    for file in files:
+        yield from read_pairs(file)

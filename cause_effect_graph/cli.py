@@ -1,0 +1,230 @@
+"""``dpc graph {build,query,show,stats,export}``: the Cause Effect Graph from the command line.
+
+Every command reads the bundled graph (:data:`~cause_effect_graph.store.DEFAULT_GRAPH`) unless
+``--graph PATH`` names another (``.ceg``, edge-list TSV or the official release format). Errors
+are printed as ``dpc graph: error: ...`` and give exit status 2.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="dpc")
+>>> _ = add_graph_parser(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["graph", "query", "babies cry", "--direction", "cause"])
+>>> args.func.__name__, args.direction, args.n, args.rank
+('query_command', 'cause', 10, 'weight')
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from cause_effect_graph.errors import GraphError
+
+__all__ = ["add_graph_parser", "build_command", "export_command", "main", "query_command",
+           "show_command", "stats_command"]
+
+
+def _error(err: Exception) -> int:
+    print(f"dpc graph: error: {err}", file=sys.stderr)
+    return 2
+
+
+def _graph(args: argparse.Namespace) -> Any:
+    from cause_effect_graph.copa_scorers import graph_from_option
+
+    return graph_from_option(args.graph)
+
+
+def add_graph_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``dpc graph`` and its subcommands on ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("graph", help="the Cause Effect Graph: build, query, show, stats",
+                       description="Build and query the Cause Effect Graph (lemma-level "
+                       "causal knowledge). Without --graph, the bundled Gutenberg graph is used.")
+    commands = p.add_subparsers(dest="graph_command", required=True)
+
+    b = commands.add_parser("build", help="build a graph from CausalBank shards")
+    b.add_argument("bank", nargs="+", help="mining output folder, causalbank-*.tsv shards or "
+                   "folders of them, or official release folders (because_mode/therefore_mode)")
+    b.add_argument("--out", required=True, help="graph file to write (.ceg)")
+    b.add_argument("--work", default=None, help="folder for resumable lemma files "
+                   "(default: OUT.work)")
+    b.add_argument("--min-count", type=int, default=6,
+                   help="keep edges seen at least this often (default 6: the paper drops <= 5)")
+    b.add_argument("--top-k", type=int, default=None,
+                   help="also keep only the K heaviest out- and in-edges of every lemma")
+    b.add_argument("--engine", choices=("local", "spark"), default="local")
+    b.add_argument("--spark-master", default="local[2]")
+    b.add_argument("--chunk-pairs", type=int, default=10_000,
+                   help="pairs per lemma file (the unit of resumption)")
+    b.add_argument("--tsv", default=None, help="also export the edges as cause<TAB>effect<TAB>count")
+    b.add_argument("--compression", choices=("xz", "zlib"), default="xz")
+    b.add_argument("--no-progress", action="store_true")
+    b.set_defaults(func=build_command)
+
+    q = commands.add_parser("query", help="constraint lemmas for a sentence")
+    q.add_argument("sentence")
+    q.add_argument("--direction", choices=("cause", "effect"), default="cause",
+                   help="causes of the sentence (predecessors) or its effects (successors)")
+    q.add_argument("-n", type=int, default=10, help="how many lemmas (default 10)")
+    q.add_argument("--rank", choices=("weight", "strength"), default="weight")
+    q.add_argument("--variants", action="store_true",
+                   help="print each lemma's surface forms (inflections, and derived forms "
+                   "found in the graph)")
+    q.add_argument("--json", action="store_true")
+    q.add_argument("--graph", default=None)
+    q.set_defaults(func=query_command)
+
+    s = commands.add_parser("show", help="draw a lemma's neighbourhood (PNG/SVG/PDF)")
+    s.add_argument("lemma")
+    s.add_argument("--out", required=True, help="picture file, e.g. rain.png")
+    s.add_argument("-n", type=int, default=10, help="causes and effects to draw (default 10)")
+    s.add_argument("--graph", default=None)
+    s.set_defaults(func=show_command)
+
+    t = commands.add_parser("stats", help="size and most connected lemmas of a graph")
+    t.add_argument("--graph", default=None)
+    t.add_argument("--top", type=int, default=10)
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=stats_command)
+
+    e = commands.add_parser("export", help="write a graph as an edge-list TSV or release file")
+    e.add_argument("--out", required=True)
+    e.add_argument("--format", choices=("tsv", "release", "ceg"), default="tsv")
+    e.add_argument("--graph", default=None)
+    e.set_defaults(func=export_command)
+    return p
+
+
+def build_command(args: argparse.Namespace) -> int:
+    """``dpc graph build``."""
+    from cause_effect_graph.build import BuildOptions, build_graph
+    from cause_effect_graph.store import save_graph, write_edgelist
+
+    try:
+        options = BuildOptions(
+            bank=tuple(args.bank), work=args.work or f"{args.out}.work",
+            min_count=args.min_count, top_k=args.top_k, chunk_pairs=args.chunk_pairs,
+            engine=args.engine, spark_master=args.spark_master, progress=not args.no_progress,
+        )
+        G, report = build_graph(options)
+        t = time.perf_counter()
+        save_graph(G, args.out, compression=args.compression)
+        save_s = time.perf_counter() - t
+        if args.tsv:
+            write_edgelist(G, args.tsv)
+    except (GraphError, ValueError, OSError) as err:
+        return _error(err)
+    print(f"{report.pairs:,} pairs{' (resumed)' if report.resumed else ''}: "
+          f"{report.nodes_before:,} lemmas and {report.edges_before:,} edges before pruning, "
+          f"{report.nodes:,} and {report.edges:,} after (min count {args.min_count}"
+          f"{f', top {args.top_k}' if args.top_k else ''})")
+    print(f"lemmatise {report.lemmatise_s:.1f} s, count {report.count_s:.1f} s, graph "
+          f"{report.graph_s:.1f} s, save {save_s:.1f} s; {args.out}: "
+          f"{Path(args.out).stat().st_size:,} bytes")
+    return 0
+
+
+def query_command(args: argparse.Namespace) -> int:
+    """``dpc graph query``: one lemma a line (``lemma<TAB>score``), message on stderr."""
+    from cause_effect_graph.query import candidates
+    from cause_effect_graph.variants import variants
+
+    try:
+        G = _graph(args)
+        result = candidates(G, args.sentence, args.direction, args.n, args.rank)
+    except GraphError as err:
+        return _error(err)
+    if result.message:
+        print(f"dpc graph: {result.message}", file=sys.stderr)
+    for lemma, score in result:
+        forms = variants(lemma, derived=G) if args.variants else None
+        if args.json:
+            row: dict[str, Any] = {"lemma": lemma, "score": score}
+            if forms is not None:
+                row["variants"] = forms
+            print(json.dumps(row))
+        else:
+            extra = f"\t{'|'.join(forms)}" if forms is not None else ""
+            print(f"{lemma}\t{score:.4g}{extra}")
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    """``dpc graph show LEMMA --out FILE``."""
+    from cause_effect_graph.show import draw_neighbourhood
+
+    try:
+        H = draw_neighbourhood(_graph(args), args.lemma.strip().lower(), args.out, args.n)
+    except (GraphError, ValueError, OSError) as err:
+        return _error(err)
+    print(f"{args.out}: '{args.lemma}' with {H.number_of_nodes() - 1} neighbours")
+    return 0
+
+
+def graph_stats(G: Any, top: int = 10) -> dict[str, Any]:
+    """Counts and most connected lemmas of ``G`` (what ``dpc graph stats`` prints)."""
+    def heaviest(attr: str) -> list[tuple[str, int]]:
+        ranked = sorted(G.nodes(data=attr, default=0), key=lambda kv: (-kv[1], kv[0]))
+        return [(n, int(v)) for n, v in ranked[:top]]
+
+    edges = sorted(G.edges(data="weight", default=1), key=lambda e: (-e[2], e[0], e[1]))
+    return {
+        "nodes": G.number_of_nodes(),
+        "edges": G.number_of_edges(),
+        "graph": dict(G.graph),
+        "top_causes": heaviest("cause_weight"),
+        "top_effects": heaviest("effect_weight"),
+        "top_edges": [(u, v, int(w)) for u, v, w in edges[:top]],
+    }
+
+
+def stats_command(args: argparse.Namespace) -> int:
+    """``dpc graph stats``."""
+    try:
+        stats = graph_stats(_graph(args), args.top)
+    except GraphError as err:
+        return _error(err)
+    if args.json:
+        print(json.dumps(stats, indent=1))
+        return 0
+    print(f"nodes {stats['nodes']:,}  edges {stats['edges']:,}")
+    for key, value in sorted(stats["graph"].items()):
+        print(f"  {key}: {value}")
+    print("most frequent causes: " + ", ".join(f"{n} ({v:,})" for n, v in stats["top_causes"]))
+    print("most frequent effects: " + ", ".join(f"{n} ({v:,})" for n, v in stats["top_effects"]))
+    print("heaviest edges: " + ", ".join(f"{u}->{v} ({w:,})" for u, v, w in stats["top_edges"]))
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """``dpc graph export --out FILE [--format tsv|release|ceg]``."""
+    from cause_effect_graph.store import save_graph, write_edgelist, write_release_graph
+
+    try:
+        G = _graph(args)
+        if args.format == "tsv":
+            n = write_edgelist(G, args.out)
+        elif args.format == "release":
+            n = write_release_graph(G, args.out)
+        else:
+            save_graph(G, args.out)
+            n = G.number_of_edges()
+    except (GraphError, OSError) as err:
+        return _error(err)
+    print(f"{args.out}: {n:,} edges ({args.format})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``dpc graph ...`` alone: ``python -m cause_effect_graph.cli graph query ...``."""
+    parser = argparse.ArgumentParser(prog="dpc")
+    add_graph_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

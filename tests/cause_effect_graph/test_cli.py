@@ -1,0 +1,66 @@
+"""``dpc graph ...`` through its argument parser."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from cause_effect_graph.cli import add_graph_parser
+from cause_effect_graph.store import load_graph, save_graph
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="dpc")
+    add_graph_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+@pytest.fixture
+def graph_file(small_graph, tmp_path):
+    save_graph(small_graph, tmp_path / "g.ceg")
+    return str(tmp_path / "g.ceg")
+
+
+def test_query(graph_file, capsys):
+    assert run(["graph", "query", "babies cry", "--direction", "cause", "--graph", graph_file,
+                "-n", "2", "--variants"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "hungry\t11\thungrier|hungriest|hungry", "tired\t6\ttired"]
+
+
+def test_query_bad_input_prints_a_message(graph_file, capsys):
+    assert run(["graph", "query", "", "--graph", graph_file]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and "the sentence is empty" in out.err
+
+
+def test_missing_graph_is_an_error(tmp_path, capsys):
+    assert run(["graph", "stats", "--graph", str(tmp_path / "no.ceg")]) == 2
+    assert "dpc graph: error: graph file" in capsys.readouterr().err
+
+
+def test_stats_show_export(graph_file, tmp_path, capsys):
+    assert run(["graph", "stats", "--graph", graph_file, "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "nodes 6  edges 6" in out and "hungry->cry (9)" in out
+    assert run(["graph", "show", "cry", "--out", str(tmp_path / "cry.png"),
+                "--graph", graph_file]) == 0
+    assert (tmp_path / "cry.png").read_bytes()[:4] == b"\x89PNG"
+    assert run(["graph", "show", "nope", "--out", str(tmp_path / "x.png"),
+                "--graph", graph_file]) == 2
+    assert "lemma 'nope' is not in the graph" in capsys.readouterr().err
+    assert run(["graph", "export", "--graph", graph_file, "--out", str(tmp_path / "g.txt"),
+                "--format", "release"]) == 0
+    assert load_graph(tmp_path / "g.txt").number_of_edges() == 6
+
+
+def test_build(bank, tmp_path, capsys):
+    out = tmp_path / "g.ceg"
+    assert run(["graph", "build", str(bank), "--out", str(out), "--min-count", "2",
+                "--no-progress", "--tsv", str(tmp_path / "g.tsv")]) == 0
+    assert "6 pairs" in capsys.readouterr().out
+    assert sorted(load_graph(out).edges) == sorted(load_graph(tmp_path / "g.tsv").edges)
+    assert load_graph(out)["hungry"]["cry"]["weight"] == 2
+    assert run(["graph", "build", str(tmp_path / "nope"), "--out", str(out)]) == 2
