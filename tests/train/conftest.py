@@ -1,0 +1,46 @@
+"""Tiny CausalBank and tokenizer fixtures shared by the train tests (no corpus needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from causal_mining.pair import CausalPair
+from causal_mining.shards import write_pairs
+from train.tokenizer import train_tokenizer
+
+CAUSES = ["it rained all night", "the dog barked loudly", "she lost her keys", "the road was icy",
+          "he missed the bus", "the baby was hungry", "the sun came out", "the wind blew hard"]
+EFFECTS = ["the ground was wet", "the neighbours woke up", "she could not get in",
+           "the car slid off", "he was late for work", "the baby cried", "the snow melted",
+           "the tree fell down"]
+
+
+def tiny_pairs(n: int = 160) -> list[CausalPair]:
+    """``n`` pairs over 8 cause/effect templates, both classes, distinct sentences."""
+    pairs = []
+    for i in range(n):
+        c, e = CAUSES[i % 8], EFFECTS[i % 8]
+        if i % 2:
+            pairs.append(CausalPair(f"{c} {i}", f"{e} {i}", "because", "EPC", "EXPLANATION",
+                                    f"t:{i}", f"{e} {i} because {c} {i}."))
+        else:
+            pairs.append(CausalPair(f"{c} {i}", f"{e} {i}", "so", "CPE", "CAUSE", f"t:{i}",
+                                    f"{c} {i}, so {e} {i}."))
+    return pairs
+
+
+@pytest.fixture(scope="session")
+def tiny_bank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("bank")
+    write_pairs(folder / "causalbank-00000.tsv", tiny_pairs())
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tok")
+    texts = [t for p in tiny_pairs() for t in (p.cause, p.effect)] + ["cause: effect:"] * 20
+    train_tokenizer(texts, folder, vocab_size=120)
+    return folder

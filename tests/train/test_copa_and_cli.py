@@ -1,0 +1,74 @@
+import math
+from pathlib import Path
+
+import pytest
+
+from tasks.copa import CopaItem, accuracy, make_scorer
+from train.cli import main
+from train.copa_scorers import GeneratorScorer, as_clause
+from train.errors import TrainError
+from train.metrics import sequence_log_probs
+from train.trainer import TrainOptions, train_generator
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_bank: Path, tiny_tokenizer: Path, tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("gen")
+    options = TrainOptions(bank=str(tiny_bank), tokenizer=str(tiny_tokenizer), out=str(out),
+                           d_model=32, d_ff=64, num_layers=1, num_heads=2, batch_size=16,
+                           lr=3e-3, warmup_steps=5, eval_every=6, max_steps=12, progress=False)
+    return train_generator(options).model_dir
+
+
+def test_generator_scorer_is_pmi_in_both_directions(tiny_model: str) -> None:
+    scorer = make_scorer("generator", model=tiny_model)
+    assert isinstance(scorer, GeneratorScorer)
+    m, t = scorer.model, scorer.tokenizer
+
+    def lp(src: str, tgt: str) -> float:
+        return sequence_log_probs(m, t, [src], [tgt])[0]
+
+    expected = (lp("effect: it rained", "the ground was wet") - lp("effect: ", "the ground was wet")
+                + lp("cause: the ground was wet", "it rained") - lp("cause: ", "it rained"))
+    got = scorer.score("It rained.", "effect", "The ground was wet.")
+    assert got == pytest.approx(expected, abs=1e-4)
+    forward = make_scorer("generator-forward", model=tiny_model)
+    assert forward.score("It rained.", "effect", "The ground was wet.") == pytest.approx(
+        lp("effect: it rained", "the ground was wet"), abs=1e-4)
+    item = CopaItem("1", "It rained.", "effect", "The ground was wet.", "The sun shone.", 1)
+    assert accuracy(scorer, [item]) in (0.0, 1.0)
+
+
+def test_scorer_rejects_unknown_mode(tiny_model: str) -> None:
+    with pytest.raises(TrainError, match="'loud'"):
+        make_scorer("generator", model=tiny_model, mode="loud")
+
+
+def test_as_clause() -> None:
+    assert as_clause("The girl  ran.") == "the girl ran"
+    assert as_clause("I ran!") == "I ran"
+
+
+def test_evaluate_generator_on_a_split(tiny_model: str, tiny_bank: Path) -> None:
+    from train.evaluation import evaluate_generator
+
+    m = evaluate_generator(tiny_model, tiny_bank, split="train", max_examples=40)
+    assert m.tokens > 40 and 0.0 <= m.word_accuracy <= 1.0
+    assert 1.0 < m.perplexity < 120.0  # untrained: ~vocab size (120); 12 steps do better
+    assert math.isclose(m.perplexity, math.exp(m.nll_sum / m.tokens))
+
+
+def test_cli_errors_name_the_bad_value(tmp_path: Path, tiny_tokenizer: Path, capsys) -> None:
+    code = main(["generator", "--bank", str(tmp_path / "nobank"), "--tokenizer",
+                 str(tiny_tokenizer), "--out", str(tmp_path / "o"), "--no-progress"])
+    assert code == 2
+    assert "nobank" in capsys.readouterr().err
+    code = main(["evaluate", "--model", str(tmp_path / "nomodel"), "--bank", str(tmp_path)])
+    assert code == 2
+    assert "nomodel" in capsys.readouterr().err
+
+
+def test_tokenizer_command(tiny_bank: Path, tmp_path: Path, capsys) -> None:
+    assert main(["tokenizer", "--bank", str(tiny_bank), "--out", str(tmp_path / "t"),
+                 "--vocab-size", "60"]) == 0
+    assert (tmp_path / "t" / "tokenizer.json").is_file()

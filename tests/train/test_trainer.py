@@ -1,0 +1,105 @@
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from train.errors import ModelFolderError, TrainError
+from train.models import load_generator
+from train.trainer import TrainOptions, train_generator
+
+
+def _options(bank: Path, tok: Path, out: Path, **kw: object) -> TrainOptions:
+    base = dict(bank=str(bank), tokenizer=str(tok), out=str(out), d_model=32, d_ff=64,
+                num_layers=1, num_heads=2, batch_size=16, lr=3e-3, warmup_steps=5,
+                eval_every=4, checkpoint_every=2, dev_examples=32, max_steps=8, progress=False,
+                seed=3)
+    base.update(kw)
+    return TrainOptions(**base)  # type: ignore[arg-type]
+
+
+def test_training_lowers_dev_loss_and_saves_a_loadable_model(tiny_bank, tiny_tokenizer, tmp_path):
+    result = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "run", max_steps=24,
+                                      eval_every=6))
+    losses = [h["dev_loss"] for h in result.history]
+    assert losses[-1] < losses[0]
+    assert result.best_dev_loss == pytest.approx(min(losses), abs=1e-4)
+    assert result.stopped == "max_steps=24 reached"
+    loaded = load_generator(result.model_dir)
+    assert loaded.model.config.d_model == 32
+    info = json.loads((Path(result.model_dir) / "dpc_generator.json").read_text())
+    assert info["input_format"] == "{direction}: {text}"
+
+
+def _same_weights(a_dir: Path, b_dir: Path) -> bool:
+    a = load_file(str(a_dir / "checkpoint" / "model.safetensors"))
+    b = load_file(str(b_dir / "checkpoint" / "model.safetensors"))
+    assert a.keys() == b.keys()
+    return all(torch.equal(a[key], b[key]) for key in a)
+
+
+def test_interrupted_run_resumes_to_the_same_weights(tiny_bank, tiny_tokenizer, tmp_path,
+                                                     monkeypatch):
+    straight = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a"))
+    import train.trainer as trainer
+
+    calls = {"n": 0}
+    real_collate = trainer.collate
+
+    def crash_on_step_7(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1 + 7:  # the one dev batch is collated first; step 7 crashes
+            raise KeyboardInterrupt
+        return real_collate(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, "collate", crash_on_step_7)
+    with pytest.raises(KeyboardInterrupt):
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b"))
+    monkeypatch.setattr(trainer, "collate", real_collate)
+    state = torch.load(tmp_path / "b" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    assert state["step"] == 6  # the last checkpoint before the crash (every 2 steps)
+    resumed = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b"))
+    assert resumed.steps == straight.steps == 8
+    assert _same_weights(tmp_path / "a", tmp_path / "b")
+
+
+def test_budget_stop_then_larger_budget_continues(tiny_bank, tiny_tokenizer, tmp_path):
+    train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a"))
+    first = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b", max_steps=3))
+    assert (first.steps, first.stopped) == (3, "max_steps=3 reached")
+    resumed = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b"))
+    assert (resumed.steps, resumed.stopped) == (8, "max_steps=8 reached")
+    assert _same_weights(tmp_path / "a", tmp_path / "b")
+
+
+def test_resumed_run_differs_from_a_fresh_seed(tiny_bank, tiny_tokenizer, tmp_path):
+    # guards the test above: another seed must give other weights
+    train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a"))
+    train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "c", seed=4))
+    assert not _same_weights(tmp_path / "a", tmp_path / "c")
+
+
+def test_early_stopping_when_dev_loss_stalls(tiny_bank, tiny_tokenizer, tmp_path):
+    # an lr far below float32 resolution leaves the weights, hence the dev loss, unchanged
+    result = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "r", lr=1e-30,
+                                      dropout=0.0, eval_every=1, patience=2, max_steps=50))
+    assert result.stopped.startswith("early stopping")
+    assert result.steps == 3
+
+
+def test_resume_with_other_options_is_refused(tiny_bank, tiny_tokenizer, tmp_path):
+    train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "r", max_steps=2))
+    with pytest.raises(TrainError, match="d_model: 32 -> 48"):
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "r", d_model=48))
+
+
+def test_wrong_architecture_and_missing_tokenizer(tmp_path, tiny_tokenizer):
+    from transformers import BertConfig, BertModel
+
+    BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                         num_attention_heads=2, intermediate_size=32)).save_pretrained(tmp_path / "b")
+    with pytest.raises(ModelFolderError, match="'bert' model.*encoder-decoder"):
+        load_generator(tmp_path / "b")
+    with pytest.raises(ModelFolderError, match="no tokenizer.json"):
+        train_generator(_options(tmp_path, tmp_path / "b", tmp_path / "out"))

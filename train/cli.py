@@ -1,0 +1,128 @@
+"""``dpc train ...``: tokenizer, generator training and dev metrics.
+
+``add_train_parser(subparsers)`` registers ``dpc train tokenizer``, ``dpc train generator`` and
+``dpc train evaluate``; the same commands run as ``python -m train.cli tokenizer|generator|evaluate``.
+Each command prints its own errors and returns an exit status (2 for bad input).
+
+>>> parser = argparse.ArgumentParser(prog="dpc")
+>>> _ = add_train_parser(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["train", "generator", "--bank", "B", "--tokenizer", "T", "--out", "O"])
+>>> args.func.__name__, args.d_model, args.variant
+('generator_command', 256, 'both')
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, fields
+from typing import Any
+
+from dpc_decode.errors import DpcError
+
+__all__ = ["add_train_parser", "evaluate_command", "generator_command", "main",
+           "tokenizer_command"]
+
+
+def add_train_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``dpc train`` and its subcommands on an argparse subparsers object."""
+    from train.trainer import TrainOptions
+
+    p = sub.add_parser("train", help="train the tokenizer and the cause/effect generators")
+    cmds = p.add_subparsers(dest="train_command", required=True)
+
+    t = cmds.add_parser("tokenizer", help="train a SentencePiece tokenizer on a CausalBank")
+    t.add_argument("--bank", required=True, help="CausalBank shard, shard folder or mining output")
+    t.add_argument("--out", required=True, help="output folder (a Hugging Face tokenizer)")
+    t.add_argument("--vocab-size", type=int, default=8000)
+    t.add_argument("--model-type", choices=("unigram", "bpe"), default="unigram")
+    t.add_argument("--seed", type=int, default=0)
+    t.set_defaults(func=tokenizer_command)
+
+    g = cmds.add_parser("generator", help="train (or resume) a cause/effect generator")
+    g.add_argument("--bank", required=True, help="CausalBank shard, shard folder or mining output")
+    g.add_argument("--tokenizer", required=True, help="tokenizer folder (dpc train tokenizer)")
+    g.add_argument("--out", required=True,
+                   help="run folder: checkpoint/, model/ (best), log.jsonl; rerun to resume")
+    defaults = TrainOptions(bank="", tokenizer="", out="")
+    for f in fields(TrainOptions):
+        if f.name in ("bank", "tokenizer", "out", "progress"):
+            continue
+        value = getattr(defaults, f.name)
+        flag = "--" + f.name.replace("_", "-")
+        if f.name == "variant":
+            g.add_argument(flag, choices=("both", "paper-cause", "paper-effect"), default=value)
+        else:
+            kind = float if f.name in ("lr", "dropout", "weight_decay", "max_minutes") else int
+            g.add_argument(flag, type=kind, default=value)
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.set_defaults(func=generator_command)
+
+    e = cmds.add_parser("evaluate", help="dev perplexity and word accuracy of a generator")
+    e.add_argument("--model", required=True, help="generator folder")
+    e.add_argument("--bank", required=True, help="CausalBank the model was trained on")
+    e.add_argument("--split", choices=("dev", "test"), default="dev")
+    e.add_argument("--variant", choices=("both", "paper-cause", "paper-effect"), default="both",
+                   help="which examples to score (both directions, or one paper model's)")
+    e.add_argument("--max-examples", type=int, default=None)
+    e.set_defaults(func=evaluate_command)
+    return p
+
+
+def tokenizer_command(args: argparse.Namespace) -> int:
+    """``dpc train tokenizer``."""
+    from train.data import texts_for_tokenizer
+    from train.tokenizer import train_tokenizer
+
+    try:
+        tok = train_tokenizer(texts_for_tokenizer(args.bank), args.out,
+                              vocab_size=args.vocab_size, model_type=args.model_type,
+                              seed=args.seed)
+    except DpcError as err:
+        print(f"dpc train tokenizer: error: {err}", file=sys.stderr)
+        return 2
+    print(f"tokenizer with {len(tok)} pieces written to {args.out}")
+    return 0
+
+
+def generator_command(args: argparse.Namespace) -> int:
+    """``dpc train generator``: train or resume; prints the result as JSON."""
+    from train.trainer import options_from_dict, train_generator
+
+    try:
+        options = options_from_dict({**vars(args), "progress": not args.no_progress})
+        result = train_generator(options)
+    except DpcError as err:
+        print(f"dpc train generator: error: {err}", file=sys.stderr)
+        return 2
+    summary = {k: v for k, v in asdict(result).items() if k != "history"}
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """``dpc train evaluate``: perplexity and word accuracy on a held-out split."""
+    from train.evaluation import evaluate_generator
+
+    try:
+        m = evaluate_generator(args.model, args.bank, args.split, args.variant, args.max_examples)
+    except DpcError as err:
+        print(f"dpc train evaluate: error: {err}", file=sys.stderr)
+        return 2
+    print(f"{args.split} ({args.variant}): {m.tokens} target tokens, "
+          f"perplexity {m.perplexity:.2f}, word accuracy {m.word_accuracy:.4f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m train.cli ...`` (same as ``dpc train ...``)."""
+    parser = argparse.ArgumentParser(prog="python -m train.cli")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_train_parser(sub)
+    args = parser.parse_args(["train", *(sys.argv[1:] if argv is None else argv)])
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

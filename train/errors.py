@@ -1,0 +1,25 @@
+"""Exception types raised by :mod:`train` for bad input (all :class:`~dpc_decode.errors.DpcError`).
+
+>>> raise TrainDataError("shard 'x.tsv' holds no pair")
+Traceback (most recent call last):
+...
+train.errors.TrainDataError: shard 'x.tsv' holds no pair
+"""
+
+from __future__ import annotations
+
+from dpc_decode.errors import DpcError
+
+__all__ = ["ModelFolderError", "TrainDataError", "TrainError"]
+
+
+class TrainError(DpcError):
+    """Base class of the training errors."""
+
+
+class TrainDataError(TrainError):
+    """A CausalBank shard or folder is missing, empty or malformed."""
+
+
+class ModelFolderError(TrainError):
+    """A tokenizer or model folder is missing, incomplete or of the wrong architecture."""

@@ -1,0 +1,120 @@
+"""Teacher-forced metrics of a seq2seq generator: perplexity, word accuracy, sequence log-probs.
+
+*Perplexity* is ``exp`` of the mean negative log-likelihood per target token (EOS included), and
+*word accuracy* the share of target tokens that are the model's argmax given the gold prefix —
+the two dev metrics of the paper's Table 2 (Sockeye's ``perplexity`` and ``accuracy``, which, as
+here, count subword tokens).
+
+Examples
+--------
+>>> import torch
+>>> batch = collate([([5, 6, 1], [7, 1]), ([5, 1], [8, 9, 1])], pad_id=0)
+>>> batch["input_ids"].tolist(), batch["labels"].tolist()
+([[5, 6, 1], [5, 1, 0]], [[7, 1, -100], [8, 9, 1]])
+>>> DevMetrics(nll_sum=6.0, tokens=3, correct=1).perplexity
+7.38905609893065
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+__all__ = ["DevMetrics", "collate", "evaluate", "sequence_log_probs"]
+
+
+def collate(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Pad (source ids, target ids) pairs to the longest of the batch (dynamic padding).
+
+    Labels are padded with -100 (ignored by the loss); the model shifts them right itself.
+    """
+    src_len = max(len(s) for s, _ in pairs)
+    tgt_len = max(len(t) for _, t in pairs)
+    input_ids = torch.full((len(pairs), src_len), pad_id, dtype=torch.long)  # (batch, src)
+    labels = torch.full((len(pairs), tgt_len), -100, dtype=torch.long)  # (batch, tgt)
+    for row, (src, tgt) in enumerate(pairs):
+        input_ids[row, : len(src)] = torch.tensor(src, dtype=torch.long)
+        labels[row, : len(tgt)] = torch.tensor(tgt, dtype=torch.long)
+    return {"input_ids": input_ids, "attention_mask": (input_ids != pad_id).long(), "labels": labels}
+
+
+@dataclass(frozen=True)
+class DevMetrics:
+    """Sums over target tokens; the derived metrics are properties."""
+
+    nll_sum: float
+    tokens: int
+    correct: int
+
+    @property
+    def loss(self) -> float:
+        return self.nll_sum / max(self.tokens, 1)
+
+    @property
+    def perplexity(self) -> float:
+        return math.exp(min(self.loss, 50.0))
+
+    @property
+    def word_accuracy(self) -> float:
+        return self.correct / max(self.tokens, 1)
+
+
+def _token_stats(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token log-prob of the gold label and whether it is the argmax; both (batch, tgt)."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                   labels=batch["labels"]).logits  # (batch, tgt, vocab)
+    labels = batch["labels"]
+    safe = labels.clamp(min=0)
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    gold = log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)  # (batch, tgt)
+    hit = logits.argmax(-1) == labels  # (batch, tgt)
+    mask = labels != -100
+    return gold * mask, hit & mask
+
+
+@torch.no_grad()
+def evaluate(model: Any, batches: Iterable[dict[str, torch.Tensor]]) -> DevMetrics:
+    """Perplexity and word accuracy of ``model`` over collated batches (eval mode, no dropout)."""
+    was_training = model.training
+    model.eval()
+    nll = 0.0
+    tokens = correct = 0
+    try:
+        for batch in batches:
+            gold, hit = _token_stats(model, batch)
+            nll -= float(gold.sum())
+            tokens += int((batch["labels"] != -100).sum())
+            correct += int(hit.sum())
+    finally:
+        model.train(was_training)
+    return DevMetrics(nll, tokens, correct)
+
+
+@torch.no_grad()
+def sequence_log_probs(
+    model: Any, tokenizer: Any, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64
+) -> list[float]:
+    """Total log-probability of each target (EOS included) given its source.
+
+    >>> from train.generator import GeneratorConfig, build_generator
+    >>> from train.tokenizer import train_tokenizer
+    >>> import tempfile
+    >>> tok = train_tokenizer(["a b c d e f"] * 20, tempfile.mkdtemp(), vocab_size=12)
+    >>> model = build_generator(GeneratorConfig(tok.vocab_size, 16, 32, 1, num_heads=2)).eval()
+    >>> lp = sequence_log_probs(model, tok, ["a b", "a b"], ["c", "c d"])
+    >>> lp[0] < 0 and lp[1] < lp[0]
+    True
+    """
+    model.eval()
+    out: list[float] = []
+    for start in range(0, len(sources), batch_size):
+        src = tokenizer(list(sources[start : start + batch_size]))["input_ids"]
+        tgt = tokenizer(list(targets[start : start + batch_size]))["input_ids"]
+        batch = collate(list(zip(src, tgt)), tokenizer.pad_token_id)
+        gold, _ = _token_stats(model, batch)
+        out.extend(float(v) for v in gold.sum(-1))
+    return out

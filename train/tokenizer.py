@@ -1,0 +1,179 @@
+"""SentencePiece tokenizer trained on CausalBank, saved as a Hugging Face tokenizer.
+
+SentencePiece (unigram by default, BPE on request) is trained on the cause and effect texts,
+then its pieces and scores are wrapped in a :class:`transformers.T5Tokenizer` (a ``tokenizers``
+Unigram model with the Metaspace pre-tokenizer), so every part of dpc loads it with
+``AutoTokenizer.from_pretrained(folder)``. Ids: ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2. Text is
+NFKC-normalised before training and by the saved tokenizer, so both see the same characters.
+
+Examples
+--------
+>>> import tempfile
+>>> texts = [f"the {w} fell because it rained on the {w}" for w in ("tree", "roof", "car")] * 50
+>>> folder = tempfile.mkdtemp()
+>>> tok = train_tokenizer(texts, folder, vocab_size=60)
+>>> tok.pad_token_id, tok.eos_token_id, tok.unk_token_id
+(0, 1, 2)
+>>> ids = tok("the tree fell").input_ids
+>>> ids[-1] == tok.eos_token_id, tok.decode(ids, skip_special_tokens=True)
+(True, 'the tree fell')
+>>> load_tokenizer(folder).vocab_size == tok.vocab_size
+True
+"""
+
+from __future__ import annotations
+
+import tempfile
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from train.errors import ModelFolderError, TrainDataError
+
+__all__ = ["load_tokenizer", "normalize", "train_tokenizer", "tokens_per_word"]
+
+ModelType = Literal["unigram", "bpe"]
+
+
+def normalize(text: str) -> str:
+    """NFKC and collapsed whitespace: the form the tokenizer is trained on.
+
+    >>> normalize("ﬁne  \\t day")
+    'fine day'
+    """
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def train_tokenizer(
+    texts: Iterable[str],
+    folder: str | Path,
+    *,
+    vocab_size: int = 12000,
+    model_type: ModelType = "unigram",
+    character_coverage: float = 0.9999,
+    seed: int = 0,
+    max_sentences: int = 2_000_000,
+) -> Any:
+    """Train SentencePiece on ``texts`` and save it as a Hugging Face tokenizer in ``folder``.
+
+    Parameters
+    ----------
+    texts
+        Training texts (one sentence-like string each); empty strings are skipped.
+    folder
+        Output folder; it receives ``tokenizer.json``, ``tokenizer_config.json`` and the
+        SentencePiece model ``spm.model`` it was made from.
+    vocab_size
+        Number of pieces, the 3 special tokens included.
+    model_type
+        ``"unigram"`` or ``"bpe"``.
+
+    Returns
+    -------
+    transformers.T5Tokenizer
+        The tokenizer, as ``AutoTokenizer`` will load it back.
+    """
+    import sentencepiece as spm
+    from transformers import T5Tokenizer
+
+    if model_type not in ("unigram", "bpe"):
+        raise TrainDataError(f"model_type {model_type!r} is not 'unigram' or 'bpe'")
+    if vocab_size < 8:
+        raise TrainDataError(f"vocab_size (={vocab_size}) must be at least 8")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.txt"
+        n = 0
+        with open(corpus, "w", encoding="utf-8") as out:
+            for text in texts:
+                text = normalize(text)
+                if text:
+                    out.write(text + "\n")
+                    n += 1
+        if n == 0:
+            raise TrainDataError("no text to train the tokenizer on")
+        spm.set_random_generator_seed(seed)
+        spm.SentencePieceTrainer.train(
+            input=str(corpus),
+            model_prefix=str(folder / "spm"),
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=character_coverage,
+            normalization_rule_name="identity",
+            pad_id=0,
+            eos_id=1,
+            unk_id=2,
+            bos_id=-1,
+            input_sentence_size=max_sentences,
+            shuffle_input_sentence=True,
+            seed_sentencepiece_size=1_000_000,
+            hard_vocab_limit=False,
+            minloglevel=2,
+            num_threads=1,
+        )
+    processor = spm.SentencePieceProcessor(model_file=str(folder / "spm.model"))
+    vocab: list[tuple[str, float]] = []
+    for i in range(processor.get_piece_size()):
+        piece = processor.id_to_piece(i)
+        score = processor.get_score(i)
+        if model_type == "bpe" and not processor.is_control(i) and not processor.is_unknown(i):
+            # BPE pieces carry merge ranks as scores; a unigram model over them prefers earlier
+            # (more frequent) merges, which approximates the BPE segmentation.
+            score = -float(i)
+        vocab.append((piece, float(score)))
+    tokenizer = _wrap(vocab)
+    tokenizer.save_pretrained(str(folder))
+    return load_tokenizer(folder)
+
+
+def _wrap(vocab: list[tuple[str, float]]) -> Any:
+    from tokenizers import normalizers
+    from transformers import T5Tokenizer
+
+    tokenizer = T5Tokenizer(vocab=vocab, extra_ids=0, model_max_length=512)
+    tokenizer.backend_tokenizer.normalizer = normalizers.NFKC()
+    return tokenizer
+
+
+def load_tokenizer(folder: str | Path) -> Any:
+    """Load a tokenizer folder with ``AutoTokenizer``; a clear error when it is missing.
+
+    >>> load_tokenizer("/no/such/tokenizer")
+    Traceback (most recent call last):
+    ...
+    train.errors.ModelFolderError: tokenizer folder '/no/such/tokenizer' does not exist
+    """
+    from transformers import AutoTokenizer
+
+    path = Path(folder)
+    if not path.is_dir():
+        raise ModelFolderError(f"tokenizer folder {str(folder)!r} does not exist")
+    if not (path / "tokenizer.json").is_file() and not (path / "tokenizer_config.json").is_file():
+        raise ModelFolderError(
+            f"tokenizer folder {str(folder)!r} has no tokenizer.json: train one with "
+            "`dpc train tokenizer` first"
+        )
+    try:
+        return AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    except (OSError, ValueError, TypeError) as err:
+        raise ModelFolderError(f"cannot load a tokenizer from {str(folder)!r}: {err}") from err
+
+
+def tokens_per_word(tokenizer: Any, texts: Iterable[str]) -> float:
+    """Mean number of pieces per whitespace word (no special tokens): the segmentation cost.
+
+    >>> class Chars:
+    ...     def __call__(self, text, add_special_tokens=True):
+    ...         return {"input_ids": list(text.replace(" ", ""))}
+    >>> tokens_per_word(Chars(), ["ab cd", "e"])
+    1.6666666666666667
+    """
+    pieces = words = 0
+    for text in texts:
+        pieces += len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        words += len(text.split())
+    if words == 0:
+        raise TrainDataError("no words to measure tokens per word on")
+    return pieces / words
