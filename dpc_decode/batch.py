@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,29 @@ def chunks(n: int, size: int | None) -> Iterator[range]:
     step = n if size is None else size
     for start in range(0, n, max(step, 1)):
         yield range(start, min(n, start + step))
+
+
+def resolve_options(options: Any, values: dict[str, Any], kind: type) -> Any:
+    """``options`` as given, or ``kind(**values)``; both at once is an error."""
+    if options is None:
+        return kind(**values)
+    if values:
+        raise TypeError(
+            f"give options either as `options` or as keywords, not both: {sorted(values)}"
+        )
+    return options
+
+
+@contextmanager
+def inference(model: PreTrainedModel) -> Iterator[None]:
+    """Eval mode and no autograd for the duration; the model's training flag is restored."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        model.train(was_training)
 
 
 @dataclass

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 from transformers import PreTrainedModel
 
-from dpc_decode.batch import DecodeBatch, Inputs, chunks
+from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_options
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
@@ -81,38 +80,28 @@ def generate(
     >>> best.satisfied, len(best.token_ids) <= 6, best.matches[1].token_ids
     (True, True, (11,))
     """
-    if options is None:
-        options = BeamSearchOptions(**option_values)
-    elif option_values:
-        raise TypeError(
-            f"give search options either as `options` or as keywords, not both: {sorted(option_values)}"
-        )
+    options = resolve_options(options, option_values, BeamSearchOptions)
     batch = DecodeBatch.prepare(
         model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
         max_input_tokens,
     )
     if options.strict:
         batch.check_feasible(options.max_new_tokens)
-    was_training = model.training
-    model.eval()
     results: list[list[GeneratedSequence]] = []
-    try:
-        with torch.inference_mode():
-            for rows in chunks(len(batch.input_ids), batch_size):
-                device = model.device
-                input_ids, attention_mask = batch.tensors(rows, device)
-                found = beam_search(
-                    ModelRunner(model),
-                    input_ids,
-                    attention_mask,
-                    batch.automaton(rows, device),
-                    options,
-                    batch.eos_ids,
-                    batch.pad_id,
-                )
-                results.extend(_report(batch, rows, found, options))
-    finally:
-        model.train(was_training)
+    with inference(model):
+        for rows in chunks(len(batch.input_ids), batch_size):
+            device = model.device
+            input_ids, attention_mask = batch.tensors(rows, device)
+            found = beam_search(
+                ModelRunner(model),
+                input_ids,
+                attention_mask,
+                batch.automaton(rows, device),
+                options,
+                batch.eos_ids,
+                batch.pad_id,
+            )
+            results.extend(_report(batch, rows, found, options))
     return results
 
 

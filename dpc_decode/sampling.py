@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel
 
-from dpc_decode.batch import DecodeBatch, Inputs, chunks
+from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_options
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.masks import apply_step_masks
 from dpc_decode.model_runner import ModelRunner
@@ -175,12 +175,7 @@ def sample(
     >>> len(outs), len({o.token_ids for o in outs}), all(o.satisfied for o in outs)
     (20, 20, True)
     """
-    if options is None:
-        options = SamplingOptions(**option_values)
-    elif option_values:
-        raise TypeError(
-            f"give sampling options either as `options` or as keywords, not both: {sorted(option_values)}"
-        )
+    options = resolve_options(options, option_values, SamplingOptions)
     batch = DecodeBatch.prepare(
         model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
         max_input_tokens,
@@ -190,15 +185,10 @@ def sample(
     generator = None
     if options.seed is not None:
         generator = torch.Generator(device=model.device).manual_seed(options.seed)
-    was_training = model.training
-    model.eval()
     results: list[list[GeneratedSequence]] = [[] for _ in batch.input_ids]
-    try:
-        with torch.inference_mode():
-            for rows in chunks(len(batch.input_ids), batch_size):
-                _sample_rows(batch, rows, options, generator, results)
-    finally:
-        model.train(was_training)
+    with inference(model):
+        for rows in chunks(len(batch.input_ids), batch_size):
+            _sample_rows(batch, rows, options, generator, results)
     return results
 
 
