@@ -1,4 +1,4 @@
-"""The `dpc` command (in-process, through cli.main)."""
+"""`dpc generate` (in-process, through cli.main) on the bundled model and graph."""
 
 from __future__ import annotations
 
@@ -9,45 +9,109 @@ import pytest
 
 import cli
 
+FAST = ["--n", "3", "--m", "2", "--k", "4", "--max-new-tokens", "8"]
 
-def test_generate_table_meets_every_constraint(capsys):
-    rc = cli.main(["generate", "--input", "babies cry", "--direction", "cause",
-                   "--constraint", "hungry|hunger", "--constraint", "tired", "--num-return", "2",
-                   "--max-new-tokens", "8"])
+
+def table_rows(out: str) -> list[list[str]]:
+    return [line.split(None, 3) for line in out.splitlines() if re.match(r"\s+\d+\s+\d", line)]
+
+
+def without_timings(line: str) -> dict:
+    row = json.loads(line)
+    for key in ("keyword_seconds", "decode_seconds"):
+        row["stats"].pop(key)
+    return row
+
+
+def test_generate_prints_a_table_of_keyworded_outputs(capsys):
+    rc = cli.main(["generate", "--input", "babies cry", "--direction", "cause", *FAST])
     out = capsys.readouterr().out
     assert rc == 0
-    lines = [line for line in out.splitlines() if line.strip().startswith(("1.", "2."))]
-    assert len(lines) == 2
-    for line in lines:
-        assert "tired" in line and ("hungry" in line or "hunger" in line)
-        assert "NOT met" not in line
+    assert out.startswith("causes of 'babies cry': 3 keywords")
+    rows = table_rows(out)
+    assert [int(r[0]) for r in rows] == [1, 2, 3, 4]
+    nlls = [float(r[1]) for r in rows]
+    assert nlls == sorted(nlls)
 
 
-def test_generate_json_lines(capsys):
+def test_generate_json_lines_one_object_per_input(capsys):
     rc = cli.main(["generate", "--input", "babies cry", "--input", "it rained",
-                   "--direction", "effect", "--constraint", "wet|soaked", "--json",
-                   "--num-return", "1", "--max-new-tokens", "6"])
+                   "--direction", "effect", "--json", *FAST])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert rc == 0 and [r["input"] for r in rows] == ["babies cry", "it rained"]
+    assert rc == 0
+    assert [(r["index"], r["input"], r["direction"]) for r in rows] == [
+        (0, "babies cry", "effect"), (1, "it rained", "effect")]
     for r in rows:
-        assert r["satisfied"] and r["direction"] == "effect"
-        assert r["matches"][0]["alternative"] in ("wet", "soaked")
+        assert len(r["keywords"]) == 3 and len(r["outputs"]) == 4
+        for o in r["outputs"]:
+            assert o["keyword"] in r["keywords"] and o["matched"] in o["text"]
+
+
+def test_constraint_mode_all_is_one_conjunctive_row(capsys):
+    rc = cli.main(["generate", "--input", "babies cry", "--constraint", "hungry|hunger",
+                   "--constraint", "tired", "--constraint-mode", "all", "--m", "2", "--k", "2",
+                   "--max-new-tokens", "10", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert rc == 0 and result["keywords"] == ["hungry|hunger + tired"]
+    for o in result["outputs"]:
+        words = o["text"].replace(",", " ").split()
+        assert ("hungry" in words or "hunger" in words) and "tired" in words
+
+
+def test_input_file_and_resume_from_out(tmp_path, capsys):
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('"babies cry"\n{"input": "it rained", "direction": "effect"}\n'
+                      '{"input": "the man fell", "constraints": ["ice"]}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = ["generate", "--input-file", str(inputs), "--out", str(out), *FAST]
+    assert cli.main(argv) == 0
+    full = out.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["direction"] for line in full] == ["cause", "effect", "cause"]
+    assert json.loads(full[2])["keywords"][0] == "ice"  # the line's own constraint
+    # an interrupted run: one complete line and a torn one; the re-run completes the rest
+    out.write_text(full[0] + "\n" + full[1][:20], encoding="utf-8")
+    assert cli.main(argv) == 0
+    assert "already holds 1 of 3 results: resuming" in capsys.readouterr().err
+    assert [without_timings(line) for line in out.read_text(encoding="utf-8").splitlines()] == \
+        [without_timings(line) for line in full]
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["generate", "--input", "x", "--direction", "sideways"],
+        (["--input", "x", "--direction", "sideways"],
          "--direction 'sideways' is not one of cause, effect"),
-        (["generate", "--input", "  "], "input 0 is empty"),
-        (["generate", "--input", "x", "--constraint", "a||b"], "has an empty alternative"),
-        (["generate", "--input", "x", "--model", "/nonexistent/model"], "is not a folder"),
-        (["generate", "--input", "x", "--num-beams", "2", "--num-return", "3"],
-         r"`num_return_sequences` \(=3\) must be at most `num_beams` \(=2\)"),
+        (["--input", "  "], "input 0 is empty"),
+        ([], "no input: give --input TEXT or --input-file PATH"),
+        (["--input", "x", "--model", "/nonexistent/model"], "is not a folder"),
+        (["--input", "x", "--graph", "/nonexistent/g.ceg"], "graph file '/nonexistent/g.ceg' does not exist"),
+        (["--input", "x", "--rerank", "bleu"], r"`rerank` \(='bleu'\) is not one of nll, mmr"),
+        (["--input", "x", "--constraint-mode", "replace"], "needs at least one --constraint"),
+        (["--input", "x", "--constraint", "a||b"], "has an empty alternative"),
+        (["--input", "x", "--m", "6", "--num-beams", "3"], r"`m` \(=6\) must be at most `num_beams` \(=3\)"),
+        (["--input-file", "/nonexistent/in.jsonl"], "--input-file '/nonexistent/in.jsonl' does not exist"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(argv, message, capsys):
-    assert cli.main(argv) == 2
+    assert cli.main(["generate", *argv]) == 2
     err = capsys.readouterr().err
     assert "dpc: error:" in err
     assert re.search(message, err), err
+
+
+def test_corrupt_graph_and_bad_json_line(tmp_path, capsys):
+    graph = tmp_path / "g.ceg"
+    graph.write_bytes(b"\xff\x00 not a graph")
+    assert cli.main(["generate", "--input", "x", "--graph", str(graph)]) == 2
+    assert "is not a Cause Effect Graph file" in capsys.readouterr().err
+    bad = tmp_path / "in.jsonl"
+    bad.write_text('"ok"\n{not json\n', encoding="utf-8")
+    assert cli.main(["generate", "--input-file", str(bad)]) == 2
+    assert f"{bad} line 2: not JSON" in capsys.readouterr().err
+
+
+def test_out_file_of_other_inputs_is_refused(tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"index": 0, "input": "something else"}) + "\n", encoding="utf-8")
+    assert cli.main(["generate", "--input", "babies cry", "--out", str(out), *FAST]) == 2
+    assert "holds results of other inputs" in capsys.readouterr().err

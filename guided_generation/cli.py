@@ -1,0 +1,238 @@
+"""``dpc generate``: guided generation of causes or effects from the command line.
+
+Arguments are parsed here; the work is :class:`~guided_generation.pipeline.GuidedGenerator`.
+Inputs come from ``--input`` (repeatable) or ``--input-file`` (JSON lines, ``-`` for stdin): each
+line a JSON string, or an object with ``"input"`` and optionally ``"direction"`` and
+``"constraints"`` (a list of keywords). Results print as a table, or as one JSON object per
+input with ``--json``; ``--out FILE`` appends them to a JSON-lines file instead and, when
+re-run with the same inputs, skips the inputs the file already holds (interrupt and resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from dpc_decode.errors import DpcError
+from guided_generation.errors import GuidedGenerationError
+from guided_generation.options import (
+    CONSTRAINT_MODES,
+    DIRECTIONS,
+    RANKS,
+    RERANKS,
+    GuidedOptions,
+    check_direction,
+)
+
+if TYPE_CHECKING:
+    from guided_generation.pipeline import GuidedResult
+
+__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "read_items"]
+
+
+@dataclass(frozen=True)
+class GenerateItem:
+    """One input to generate for."""
+
+    text: str
+    direction: str
+    constraints: list[str] = field(default_factory=list)
+
+
+def read_items(handle: IO[str], direction: str, name: str = "<stdin>") -> Iterator[GenerateItem]:
+    """Items from JSON lines; blank lines are skipped; a bad line is an error naming it.
+
+    >>> import io
+    >>> lines = io.StringIO('"babies cry"\\n\\n{"input": "it rained", "direction": "effect"}\\n')
+    >>> [(i.text, i.direction) for i in read_items(lines, "cause")]
+    [('babies cry', 'cause'), ('it rained', 'effect')]
+    >>> list(read_items(io.StringIO('{"text": "x"}'), "cause", "in.jsonl"))
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: in.jsonl line 1: an object needs an "input" string
+    """
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise GuidedGenerationError(f"{name} line {number}: not JSON ({err.msg}): {line[:60]!r}") from err
+        if isinstance(value, str):
+            yield GenerateItem(value, direction)
+            continue
+        if not isinstance(value, dict) or not isinstance(value.get("input"), str):
+            raise GuidedGenerationError(f'{name} line {number}: an object needs an "input" string')
+        constraints = value.get("constraints", [])
+        if not isinstance(constraints, list) or not all(isinstance(c, str) for c in constraints):
+            raise GuidedGenerationError(f'{name} line {number}: "constraints" must be a list of strings')
+        yield GenerateItem(value["input"], value.get("direction", direction), constraints)
+
+
+def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``dpc generate``."""
+    d = GuidedOptions()
+    p = sub.add_parser(
+        "generate",
+        help="generate causes or effects guided by the Cause Effect Graph",
+        description="Guided generation (Li et al. 2020): the Cause Effect Graph proposes N keywords "
+        "in the asked direction, the DPC engine decodes one row per keyword (every output contains "
+        "a form of its keyword), and the N x M outputs are merged, deduplicated and reranked.",
+    )
+    p.add_argument("--input", action="append", default=[], help="input text (repeatable)")
+    p.add_argument("--input-file", default=None, metavar="PATH",
+                   help="JSON lines of inputs ('-': stdin): a string, or {\"input\", \"direction\", "
+                   "\"constraints\"}")
+    p.add_argument("--direction", default="cause", help=f"{' or '.join(DIRECTIONS)} (default: cause)")
+    p.add_argument("--n", type=int, default=d.n, help=f"keywords from the graph (default {d.n})")
+    p.add_argument("--m", type=int, default=d.m, help=f"outputs kept per keyword (default {d.m})")
+    p.add_argument("--k", type=int, default=d.k, help=f"outputs returned (default {d.k})")
+    p.add_argument("--num-beams", type=int, default=None, help="beams per keyword (default: M)")
+    p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
+    p.add_argument("--min-new-tokens", type=int, default=d.min_new_tokens)
+    p.add_argument("--no-repeat-ngram-size", type=int, default=d.no_repeat_ngram_size)
+    p.add_argument("--length-penalty", type=float, default=d.length_penalty)
+    p.add_argument("--rank", default=d.rank, help=f"graph keyword ranking: {', '.join(RANKS)}")
+    p.add_argument("--rerank", default=d.rerank, help=f"final order: {', '.join(RERANKS)}")
+    p.add_argument("--mmr-lambda", type=float, default=d.mmr_lambda)
+    p.add_argument("--constraint", action="append", default=[], metavar="WORD",
+                   help="a keyword of your own (its inflections are allowed), or alternatives "
+                   "'hungry|hunger' (repeatable)")
+    p.add_argument("--constraint-mode", default=d.constraint_mode,
+                   help=f"how --constraint meets the graph's keywords: {', '.join(CONSTRAINT_MODES)} "
+                   "(default combine: extra rows beside the graph's)")
+    p.add_argument("--capitalized", action="store_true", help="allow capitalised keyword forms")
+    p.add_argument("--banned", action="append", default=[], help="a phrase never to generate")
+    p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="rows decoded at once")
+    p.add_argument("--max-input-tokens", type=int, default=d.max_input_tokens)
+    p.add_argument("--model", default=None, help="generator folder (default: the bundled model)")
+    p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="one JSON object per input")
+    p.add_argument("--out", default=None, metavar="PATH",
+                   help="append JSON lines here; a re-run skips the inputs already written")
+    p.set_defaults(func=generate_command)
+    return p
+
+
+def _options(args: argparse.Namespace) -> GuidedOptions:
+    return GuidedOptions(
+        n=args.n, m=args.m, k=args.k, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
+        min_new_tokens=args.min_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
+        length_penalty=args.length_penalty, rank=args.rank, rerank=args.rerank,
+        mmr_lambda=args.mmr_lambda, constraint_mode=args.constraint_mode,
+        capitalized=args.capitalized, max_input_tokens=args.max_input_tokens,
+        batch_rows=args.batch_rows,
+    )
+
+
+def _items(args: argparse.Namespace) -> list[GenerateItem]:
+    items = [GenerateItem(text, args.direction, list(args.constraint)) for text in args.input]
+    if args.input_file == "-":
+        items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
+                  for i in read_items(sys.stdin, args.direction)]
+    elif args.input_file:
+        path = Path(args.input_file)
+        if not path.is_file():
+            raise GuidedGenerationError(f"--input-file {args.input_file!r} does not exist")
+        with open(path, encoding="utf-8") as handle:
+            items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
+                      for i in read_items(handle, args.direction, args.input_file)]
+    if not items:
+        raise GuidedGenerationError("no input: give --input TEXT or --input-file PATH")
+    for number, item in enumerate(items):
+        if not item.text.strip():
+            raise GuidedGenerationError(f"input {number} is empty")
+        check_direction(item.direction)
+    return items
+
+
+def _done(path: Path, items: list[GenerateItem]) -> int:
+    """How many results an earlier run already wrote to ``path`` for these same inputs.
+
+    A torn last line (an interrupted write) is cut; a file written for other inputs is an error
+    rather than silently mixed with this run's results.
+    """
+    if not path.exists():
+        return 0
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    complete = [line for line in lines if line.endswith("\n")]
+    if len(complete) != len(lines):
+        path.write_text("".join(complete), encoding="utf-8")
+    for number, line in enumerate(complete):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise GuidedGenerationError(f"--out {str(path)!r} line {number + 1} is not JSON") from err
+        if number >= len(items) or row.get("index") != number or \
+                " ".join(items[number].text.split())[:40] != str(row.get("input", ""))[:40]:
+            raise GuidedGenerationError(
+                f"--out {str(path)!r} holds results of other inputs (line {number + 1}); "
+                "give a new file to start afresh")
+    return len(complete)
+
+
+def _print_table(result: GuidedResult, elapsed: float) -> None:
+    stats = result.stats
+    what = "causes" if result.direction == "cause" else "effects"
+    print(f"{what} of {result.input!r}: {int(stats.get('rows', 0))} keywords -> "
+          f"{int(stats.get('outputs', 0))} outputs, top {len(result.outputs)} by "
+          f"mean NLL ({elapsed:.1f} s)")
+    width = max([len(o.keyword or "-") for o in result.outputs] + [7])
+    print(f"  {'#':>3}  {'nll':>6}  {'keyword':<{width}}  output")
+    for rank, out in enumerate(result.outputs, start=1):
+        print(f"  {rank:>3}  {out.nll:6.3f}  {out.keyword or '-':<{width}}  {out.text}")
+
+
+def generate_command(args: argparse.Namespace) -> int:
+    """``dpc generate``: load once, generate for every input, print or append the results."""
+    import time
+
+    try:
+        options = _options(args)
+        check_direction(args.direction)
+        items = _items(args)
+        out_path = Path(args.out) if args.out else None
+        skip = _done(out_path, items) if out_path else 0
+        if skip:
+            print(f"note: {args.out} already holds {skip} of {len(items)} results: resuming",
+                  file=sys.stderr)
+        from guided_generation.pipeline import GuidedGenerator
+
+        import torch
+
+        torch.manual_seed(args.seed)
+        generator = GuidedGenerator.load(args.model, args.graph)
+        from tqdm.auto import tqdm
+
+        sink = open(out_path, "a", encoding="utf-8") if out_path else None
+        try:
+            for index, item in enumerate(tqdm(items, unit="input", disable=len(items) < 2 or None,
+                                              initial=0)):
+                if index < skip:
+                    continue
+                started = time.perf_counter()
+                result = generator.generate(item.text, item.direction, options, item.constraints,
+                                            progress=len(items) == 1, banned=args.banned)
+                for note in result.notes:
+                    print(f"note: {note}", file=sys.stderr)
+                line = json.dumps({"index": index, **result.to_dict()}, ensure_ascii=False)
+                if sink:
+                    sink.write(line + "\n")
+                    sink.flush()
+                elif args.json:
+                    print(line, flush=True)
+                else:
+                    _print_table(result, time.perf_counter() - started)
+        finally:
+            if sink:
+                sink.close()
+    except DpcError as err:
+        print(f"dpc: error: {err}", file=sys.stderr)
+        return 2
+    return 0

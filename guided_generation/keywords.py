@@ -1,0 +1,110 @@
+"""Keyword rows: which constraint sets each decoded row of the pipeline must meet.
+
+A *keyword* is a lemma from the Cause Effect Graph or a word the user gave. Each becomes one
+disjunctive set of its surface forms (:func:`cause_effect_graph.variants`: {love, loves, loved,
+loving}); a user word written with ``|`` (``"hungry|hunger"``) gives its alternatives as they are.
+:func:`keyword_rows` combines the graph's keywords with the user's as
+:class:`~guided_generation.options.GuidedOptions.constraint_mode` says.
+
+Examples
+--------
+>>> rows = keyword_rows(["hungry", "tired"], ["rain"], "combine", n=2)
+>>> [(r.keyword, r.source) for r in rows]
+[('rain', 'user'), ('hungry', 'graph')]
+>>> rows[0].sets
+[['rain', 'rained', 'raining', 'rains']]
+>>> [r.sets for r in keyword_rows(["hungry"], ["night|nights"], "require", n=5)]
+[[['hungrier', 'hungriest', 'hungry'], ['night', 'nights']]]
+>>> keyword_rows([], ["hungry|hunger", "tired"], "all", n=5)[0].keyword
+'hungry|hunger + tired'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from guided_generation.errors import GuidedGenerationError
+from guided_generation.options import CONSTRAINT_MODES
+
+__all__ = ["KeywordRow", "keyword_rows", "keyword_set"]
+
+Source = Literal["graph", "user"]
+
+
+@dataclass(frozen=True)
+class KeywordRow:
+    """One decoded row: the keyword it stands for, where it came from, and its constraint sets."""
+
+    keyword: str
+    source: Source
+    sets: list[list[str]]
+
+
+def keyword_set(word: str, capitalized: bool = False) -> list[str]:
+    """The constraint set of one keyword: its variants, or its ``|``-separated alternatives.
+
+    >>> keyword_set("cry")
+    ['cried', 'cries', 'cry', 'crying']
+    >>> keyword_set("hungry|hunger")
+    ['hungry', 'hunger']
+    >>> keyword_set("ice cream")
+    ['ice cream']
+    >>> keyword_set(" | x")
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: keyword ' | x' has an empty alternative
+    """
+    from cause_effect_graph.variants import variants
+
+    if "|" in word:
+        parts = [p.strip() for p in word.split("|")]
+        if any(not p for p in parts):
+            raise GuidedGenerationError(f"keyword {word!r} has an empty alternative")
+        forms = list(dict.fromkeys(parts))
+        if capitalized:
+            forms += [f[:1].upper() + f[1:] for f in forms if f[:1].upper() + f[1:] not in forms]
+        return forms
+    word = word.strip()
+    if not word:
+        raise GuidedGenerationError("a keyword is empty")
+    if " " in word:  # a phrase: as given (lemminflect inflects single words)
+        return [word, word[:1].upper() + word[1:]] if capitalized and not word[0].isupper() else [word]
+    return variants(word, capitalized=capitalized) or [word]
+
+
+def keyword_rows(
+    graph_keywords: Sequence[str],
+    user_keywords: Sequence[str],
+    mode: str = "combine",
+    n: int = 300,
+    capitalized: bool = False,
+) -> list[KeywordRow]:
+    """The rows to decode for the graph's keywords and the user's (see the module docstring).
+
+    ``combine``: the user's rows first, then the graph's, ``n`` rows at most (the user's are never
+    dropped). ``replace``: the user's rows only. ``require``: the first ``n`` graph rows, each also
+    holding every user set (no graph keyword: one row of the user's sets). ``all``: one row holding
+    every user set. Repeated keywords are decoded once.
+    """
+    if mode not in CONSTRAINT_MODES:
+        raise GuidedGenerationError(f"constraint mode {mode!r} is not one of {', '.join(CONSTRAINT_MODES)}")
+    user = list(dict.fromkeys(w.strip() for w in user_keywords))
+    user_sets = [keyword_set(w, capitalized) for w in user]
+    if mode in ("replace", "all") and not user:
+        raise GuidedGenerationError(f"constraint mode {mode!r} needs at least one --constraint")
+    if mode == "replace":
+        return [KeywordRow(w, "user", [s]) for w, s in zip(user, user_sets)]
+    if mode == "all":
+        return [KeywordRow(" + ".join(user), "user", user_sets)]
+    graph = [g for g in dict.fromkeys(graph_keywords) if g not in user]
+    if mode == "require":
+        if not graph_keywords:
+            return [KeywordRow(" + ".join(user), "user", user_sets)] if user else []
+        return [KeywordRow(g, "graph", [keyword_set(g, capitalized), *user_sets])
+                for g in list(dict.fromkeys(graph_keywords))[:n]]
+    rows = [KeywordRow(w, "user", [s]) for w, s in zip(user, user_sets)]
+    room = max(0, n - len(rows))
+    rows += [KeywordRow(g, "graph", [keyword_set(g, capitalized)]) for g in graph[:room]]
+    return rows

@@ -1,0 +1,138 @@
+"""Options of the guided-generation pipeline: one definition for the Python API and the CLI.
+
+Values are checked where the object is built, and the error names the value.
+
+>>> GuidedOptions(n=300, m=5, k=10).num_beams
+5
+>>> GuidedOptions(m=8, num_beams=4)
+Traceback (most recent call last):
+...
+guided_generation.errors.GuidedGenerationError: `m` (=8) must be at most `num_beams` (=4)
+>>> GuidedOptions(rerank="bleu")
+Traceback (most recent call last):
+...
+guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of nll, mmr
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from dpc_decode.options import BeamSearchOptions
+from guided_generation.errors import GuidedGenerationError
+
+__all__ = ["CONSTRAINT_MODES", "DIRECTIONS", "RANKS", "RERANKS", "GuidedOptions", "check_direction"]
+
+DIRECTIONS = ("cause", "effect")
+CONSTRAINT_MODES = ("combine", "replace", "require", "all")
+RANKS = ("weight", "strength")
+RERANKS = ("nll", "mmr")
+
+Direction = Literal["cause", "effect"]
+
+
+def check_direction(direction: str) -> str:
+    """``direction`` if it is ``"cause"`` or ``"effect"``; an error listing the choices otherwise.
+
+    >>> check_direction("effect")
+    'effect'
+    >>> check_direction("why")
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: --direction 'why' is not one of cause, effect
+    """
+    if direction not in DIRECTIONS:
+        raise GuidedGenerationError(f"--direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
+    return direction
+
+
+def _check_int(name: str, value: object, minimum: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise GuidedGenerationError(f"`{name}` (={value!r}) must be an integer >= {minimum}")
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise GuidedGenerationError(f"`{name}` (={value!r}) is not one of {', '.join(choices)}")
+
+
+@dataclass(frozen=True)
+class GuidedOptions:
+    """How :class:`~guided_generation.pipeline.GuidedGenerator` generates.
+
+    Attributes
+    ----------
+    n : int
+        Keywords taken from the Cause Effect Graph (one constraint set, hence one decoded row,
+        each). Paper: 300.
+    m : int
+        Outputs kept per keyword (the row's best ``m`` beams). Paper: 5.
+    k : int
+        Outputs returned after merging, removing duplicates and reranking.
+    num_beams : int
+        Beams per row (at least ``m``; default ``m``).
+    max_new_tokens, min_new_tokens, no_repeat_ngram_size, length_penalty
+        Beam-search options of every row (:class:`dpc_decode.BeamSearchOptions`).
+    rank : {"weight", "strength"}
+        How the graph ranks keywords: edge counts (the paper) or causal strength.
+    rerank : {"nll", "mmr"}
+        Final order: mean negative log-likelihood per token (lower first, the paper), or maximal
+        marginal relevance, which trades that likelihood against word overlap with the outputs
+        already chosen (``mmr_lambda`` = weight of the likelihood).
+    constraint_mode : {"combine", "replace", "require", "all"}
+        How user keywords (``constraints``) meet the graph's: ``combine`` decodes them as rows
+        before the graph's (N rows in all); ``replace`` decodes only them, one row each;
+        ``require`` adds all of them to every graph row (each output has its graph keyword *and*
+        every user keyword); ``all`` decodes one row that must contain every user keyword.
+    capitalized : bool
+        Add capitalised forms to every keyword's set (for outputs that may start with it).
+    max_input_tokens : int
+        Longer inputs are cut to this many tokens, and the result says so.
+    batch_rows : int
+        Rows decoded at once; bounds memory (``batch_rows * num_beams`` hypotheses per step).
+    """
+
+    n: int = 300
+    m: int = 5
+    k: int = 10
+    num_beams: int | None = None
+    max_new_tokens: int = 20
+    min_new_tokens: int = 0
+    no_repeat_ngram_size: int = 3
+    length_penalty: float = 1.0
+    rank: Literal["weight", "strength"] = "weight"
+    rerank: Literal["nll", "mmr"] = "nll"
+    mmr_lambda: float = 0.7
+    constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
+    capitalized: bool = False
+    max_input_tokens: int = 64
+    batch_rows: int = 100
+
+    def __post_init__(self) -> None:
+        for name in ("n", "m", "k", "max_input_tokens", "batch_rows"):
+            _check_int(name, getattr(self, name))
+        if self.num_beams is None:
+            object.__setattr__(self, "num_beams", self.m)
+        _check_int("num_beams", self.num_beams)
+        assert self.num_beams is not None  # for the type checker; set just above
+        if self.m > self.num_beams:
+            raise GuidedGenerationError(f"`m` (={self.m}) must be at most `num_beams` (={self.num_beams})")
+        _check_choice("rank", self.rank, RANKS)
+        _check_choice("rerank", self.rerank, RERANKS)
+        _check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES)
+        if not isinstance(self.mmr_lambda, (int, float)) or not 0 <= self.mmr_lambda <= 1:
+            raise GuidedGenerationError(f"`mmr_lambda` (={self.mmr_lambda!r}) must be in [0, 1]")
+        self.beam_options(self.m)  # the decoding options check themselves
+
+    def beam_options(self, num_return: int, num_beams: int | None = None) -> BeamSearchOptions:
+        """The engine's options for a row returning ``num_return`` outputs."""
+        beams = max(num_beams or self.num_beams or 1, num_return)
+        return BeamSearchOptions(
+            num_beams=beams,
+            num_return_sequences=num_return,
+            max_new_tokens=self.max_new_tokens,
+            min_new_tokens=self.min_new_tokens,
+            no_repeat_ngram_size=self.no_repeat_ngram_size,
+            length_penalty=self.length_penalty,
+        )

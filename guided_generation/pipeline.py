@@ -1,0 +1,347 @@
+"""Guided generation of causes and effects (Li et al. 2020): graph keywords → DPC → rerank.
+
+For an input sentence and a direction:
+
+1. lemmatise the input and take the top-N lemmas the Cause Effect Graph links to it in that
+   direction (:func:`cause_effect_graph.candidates`);
+2. expand each into its morphological variants: one disjunctive constraint set per keyword
+   (:mod:`guided_generation.keywords`, which also merges the user's own keywords);
+3. decode every keyword as one row of a batched constrained beam search (:func:`dpc_decode.generate`,
+   per-row constraints, ``batch_rows`` rows at a time to bound memory), keeping each row's top M;
+4. merge the N×M outputs, drop those that missed their keyword (only possible when
+   ``max_new_tokens`` is too short for it), remove duplicates, rerank by mean negative
+   log-likelihood per token (or by maximal marginal relevance) and return the top K.
+
+The paper decodes the N keywords one after another; batching them into rows of one search is
+what makes N = 300 affordable (``benchmarks/guided/speed.py``).
+
+What happens with awkward input, always said in :attr:`GuidedResult.notes`:
+
+* an input longer than ``max_input_tokens`` is cut to that many tokens;
+* an input none of whose words the graph knows (or that yields no keyword) falls back to
+  unconstrained N-best beam search;
+* an empty input or an unknown direction raises :class:`GuidedGenerationError`.
+
+Examples
+--------
+>>> import networkx as nx
+>>> from train.models import placeholder_model
+>>> m = placeholder_model()
+>>> G = nx.DiGraph()
+>>> G.add_weighted_edges_from([("hungry", "cry", 9), ("tired", "cry", 5), ("rain", "wet", 3)])
+>>> gen = GuidedGenerator(m.model, m.tokenizer, G, lemmatizer=lambda s: ["baby", "cry"])
+>>> result = gen.generate("babies cry", "cause", GuidedOptions(n=2, m=2, k=3, max_new_tokens=6))
+>>> result.keywords
+['hungry', 'tired']
+>>> len(result.outputs), all(o.keyword in ("hungry", "tired") for o in result.outputs)
+(3, True)
+>>> all(o.matched in o.text for o in result.outputs)
+True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from guided_generation.errors import GuidedGenerationError
+from guided_generation.keywords import KeywordRow, keyword_rows
+from guided_generation.options import GuidedOptions, check_direction
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from dpc_decode.outputs import GeneratedSequence
+
+__all__ = ["GuidedGenerator", "GuidedOutput", "GuidedResult", "guided_generate"]
+
+
+@dataclass(frozen=True)
+class GuidedOutput:
+    """One generated cause or effect.
+
+    Attributes
+    ----------
+    text : str
+        The output.
+    keyword : str or None
+        The keyword of the row that produced it (``None``: unconstrained).
+    source : str
+        ``"graph"``, ``"user"``, or ``"none"`` (unconstrained fallback or baseline).
+    matched : str or None
+        The surface form of the keyword that occurs in the text.
+    nll : float
+        Mean negative log-likelihood per token under the generator (the rerank key).
+    log_prob : float
+        Total log-probability of the output.
+    keywords : tuple of str
+        Every keyword whose row produced this output (duplicates merged).
+    """
+
+    text: str
+    keyword: str | None
+    source: str
+    matched: str | None
+    nll: float
+    log_prob: float
+    keywords: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        out = asdict(self)
+        out["keywords"] = list(self.keywords)
+        return out
+
+
+@dataclass(frozen=True)
+class GuidedResult:
+    """What :meth:`GuidedGenerator.generate` returns for one input.
+
+    Attributes
+    ----------
+    input : str
+        The input as decoded (after any truncation).
+    direction : str
+        ``"cause"`` or ``"effect"``.
+    outputs : list of GuidedOutput
+        The top K, best first.
+    keywords : list of str
+        The keyword of every decoded row, in row order.
+    notes : list of str
+        What the pipeline had to do about the input (truncation, fallback, ...).
+    stats : dict
+        Rows decoded, outputs gathered, outputs that missed their keyword, duplicates removed,
+        and seconds spent on keywords and on decoding.
+    """
+
+    input: str
+    direction: str
+    outputs: list[GuidedOutput]
+    keywords: list[str]
+    notes: list[str] = field(default_factory=list)
+    stats: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"input": self.input, "direction": self.direction,
+                "outputs": [o.to_dict() for o in self.outputs], "keywords": self.keywords,
+                "notes": self.notes, "stats": self.stats}
+
+
+class GuidedGenerator:
+    """A generator, its tokenizer and a Cause Effect Graph, loaded once and reused.
+
+    Parameters
+    ----------
+    model, tokenizer
+        A Hugging Face seq2seq generator trained on ``"cause: ..."`` / ``"effect: ..."`` inputs
+        (:func:`train.models.format_input`), e.g. the bundled one.
+    graph : networkx.DiGraph
+        A Cause Effect Graph (:mod:`cause_effect_graph`).
+    lemmatizer : callable, optional
+        Text → content lemmas (default: the graph's own spaCy lemmatiser).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, graph: nx.DiGraph,
+                 lemmatizer: Callable[[str], list[str]] | None = None) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.graph = graph
+        self.lemmatizer = lemmatizer
+
+    @classmethod
+    def load(cls, model: str | Path | None = None, graph: str | Path | None = None) -> GuidedGenerator:
+        """The bundled generator and graph, or those at the given paths.
+
+        Raises :class:`~dpc_decode.errors.DpcError` naming a missing or corrupt path.
+        """
+        from cause_effect_graph.store import default_graph, load_graph
+        from train.models import default_model, load_generator
+
+        loaded = load_generator(model) if model is not None else default_model()
+        G = load_graph(graph) if graph is not None else default_graph()
+        return cls(loaded.model, loaded.tokenizer, G)
+
+    # ------------------------------------------------------------------ steps
+
+    def prepare_input(self, text: str, max_tokens: int) -> tuple[str, list[str]]:
+        """The input cut to ``max_tokens`` tokens, and a note if it was cut."""
+        if not isinstance(text, str) or not text.strip():
+            raise GuidedGenerationError(f"the input {text!r} is empty")
+        text = " ".join(text.split())
+        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        if len(ids) <= max_tokens:
+            return text, []
+        words = text.split()
+        lo, hi = 1, len(words)  # the most words whose tokens fit (binary search)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if len(self.tokenizer(" ".join(words[:mid]), add_special_tokens=False)["input_ids"]) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        words = words[:lo]
+        cut = " ".join(words)
+        return cut, [f"the input has {len(ids)} tokens: cut to its first {len(words)} words "
+                     f"(at most max_input_tokens={max_tokens} tokens)"]
+
+    def graph_keywords(self, text: str, direction: str, options: GuidedOptions) -> tuple[list[str], list[str]]:
+        """The graph's top-N keywords for the input, and the graph's message if any."""
+        from cause_effect_graph.query import candidates
+
+        found = candidates(self.graph, text, direction, options.n, rank=options.rank,  # type: ignore[arg-type]
+                           lemmatizer=self.lemmatizer)
+        return found.keywords, [f"graph: {found.message}"] if found.message else []
+
+    def decode_rows(self, prompt: str, rows: Sequence[KeywordRow], options: GuidedOptions,
+                    progress: bool = False, banned: Sequence[str] = ()) -> list[list[GeneratedSequence]]:
+        """Decode every row (the same prompt, the row's sets), ``batch_rows`` rows at a time."""
+        from tqdm.auto import tqdm
+
+        from dpc_decode.generate import generate
+
+        beam = options.beam_options(options.m)
+        found: list[list[GeneratedSequence]] = []
+        with tqdm(total=len(rows), unit="keyword", desc="decoding", disable=not progress,
+                  leave=False) as bar:
+            for start in range(0, len(rows), options.batch_rows):
+                chunk = rows[start:start + options.batch_rows]
+                found += generate(self.model, self.tokenizer, [prompt] * len(chunk),
+                                  [row.sets for row in chunk], banned=list(banned) or None,
+                                  options=beam)
+                bar.update(len(chunk))
+        return found
+
+    def unconstrained(self, prompt: str, count: int, options: GuidedOptions,
+                      banned: Sequence[str] = ()) -> list[GuidedOutput]:
+        """N-best beam search without constraints (the fallback, and a baseline)."""
+        from dpc_decode.generate import generate
+
+        found = generate(self.model, self.tokenizer, [prompt], None, banned=list(banned) or None,
+                         options=options.beam_options(count))[0]
+        return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
+
+    # ------------------------------------------------------------------ the pipeline
+
+    def generate(self, text: str, direction: str, options: GuidedOptions | None = None,
+                 constraints: Sequence[str] = (), progress: bool = False,
+                 banned: Sequence[str] = ()) -> GuidedResult:
+        """The top-K causes or effects of ``text`` (see the module docstring).
+
+        Parameters
+        ----------
+        text
+            The input sentence.
+        direction
+            ``"cause"`` or ``"effect"``.
+        options
+            :class:`GuidedOptions` (N, M, K, beams, rerank, ...).
+        constraints
+            User keywords (``"rain"``, or alternatives ``"hungry|hunger"``), combined with the
+            graph's as ``options.constraint_mode`` says.
+        progress
+            Show a progress bar over the decoded keywords.
+        banned
+            Phrases no output may contain (negative constraints).
+        """
+        from dpc_decode.rerank import deduplicate, mmr, rank_by_nll
+        from train.models import format_input
+
+        options = options or GuidedOptions()
+        check_direction(direction)
+        text, notes = self.prepare_input(text, options.max_input_tokens)
+        started = time.perf_counter()
+        graph: list[str] = []
+        if options.constraint_mode in ("combine", "require"):
+            graph, messages = self.graph_keywords(text, direction, options)
+            notes += messages
+        rows = keyword_rows(graph, constraints, options.constraint_mode, options.n, options.capitalized)
+        keyword_seconds = time.perf_counter() - started
+        prompt = format_input(text, direction)
+        started = time.perf_counter()
+        stats: dict[str, float] = {"rows": len(rows)}
+        if not rows:
+            notes.append("no keyword from the graph: unconstrained N-best beam search instead")
+            merged = self.unconstrained(prompt, options.k, options, banned)
+            stats.update(outputs=len(merged), missed=0, duplicates=0)
+        else:
+            found = self.decode_rows(prompt, rows, options, progress, banned)
+            gathered, missed = _gather(rows, found)
+            merged = _merge(gathered)
+            stats.update(outputs=len(gathered), missed=missed, duplicates=len(gathered) - len(merged))
+            if missed:
+                notes.append(f"{missed} outputs missed their keyword within max_new_tokens="
+                             f"{options.max_new_tokens} and were dropped")
+        merged = deduplicate(merged)
+        ranked = mmr(merged, options.k, options.mmr_lambda) if options.rerank == "mmr" else \
+            rank_by_nll(merged)[: options.k]
+        stats.update(keyword_seconds=round(keyword_seconds, 3),
+                     decode_seconds=round(time.perf_counter() - started, 3))
+        return GuidedResult(text, direction, ranked, [r.keyword for r in rows], notes, stats)
+
+    def generate_many(self, requests: Iterable[tuple[str, str]], options: GuidedOptions | None = None,
+                      constraints: Sequence[str] = (), progress: bool = False,
+                      banned: Sequence[str] = ()) -> Iterator[GuidedResult]:
+        """:meth:`generate` for each ``(text, direction)``, lazily (results stream as they come)."""
+        for text, direction in requests:
+            yield self.generate(text, direction, options, constraints, progress, banned)
+
+
+def _gather(rows: Sequence[KeywordRow], found: Sequence[Sequence[GeneratedSequence]]) -> tuple[list[GuidedOutput], int]:
+    """Every satisfied output of every row as a :class:`GuidedOutput`; and how many missed."""
+    gathered: list[GuidedOutput] = []
+    missed = 0
+    for row, outputs in zip(rows, found):
+        for seq in outputs:
+            if not seq.satisfied:
+                missed += 1
+                continue
+            first = seq.matches[0] if seq.matches else None
+            matched = first.alternative if first is not None and isinstance(first.alternative, str) else None
+            gathered.append(GuidedOutput((seq.text or "").strip(), row.keyword, row.source, matched,
+                                         seq.nll, seq.log_prob, (row.keyword,)))
+    return gathered, missed
+
+
+def _merge(outputs: Sequence[GuidedOutput]) -> list[GuidedOutput]:
+    """Duplicates merged: the most likely copy, carrying every keyword that produced the text."""
+    from dataclasses import replace
+
+    from dpc_decode.rerank import normalise
+
+    best: dict[str, GuidedOutput] = {}
+    keywords: dict[str, list[str]] = {}
+    for out in outputs:
+        key = normalise(out.text)
+        keywords.setdefault(key, [])
+        if out.keyword is not None and out.keyword not in keywords[key]:
+            keywords[key].append(out.keyword)
+        if key not in best or out.nll < best[key].nll:
+            best[key] = out
+    return [replace(out, keywords=tuple(keywords[key])) for key, out in best.items()]
+
+
+def guided_generate(text: str, direction: str = "cause", *, model: str | Path | None = None,
+                    graph: str | Path | None = None, constraints: Sequence[str] = (),
+                    options: GuidedOptions | None = None, **option_values: Any) -> GuidedResult:
+    """One call: load the bundled (or given) generator and graph, and run the pipeline.
+
+    Options are a :class:`GuidedOptions` or its fields as keywords (``n=300, m=5, k=10``). To
+    generate for many inputs, build a :class:`GuidedGenerator` once instead.
+
+    >>> result = guided_generate("babies cry", "cause", n=4, m=2, k=2, max_new_tokens=8)
+    >>> len(result.outputs), result.direction
+    (2, 'cause')
+    """
+    if options is not None and option_values:
+        raise GuidedGenerationError(f"give options either as `options` or as keywords, not both "
+                                    f"(got {', '.join(sorted(option_values))})")
+    if options is None:
+        try:
+            options = GuidedOptions(**option_values)
+        except TypeError as err:
+            raise GuidedGenerationError(f"unknown option: {err}") from err
+    return GuidedGenerator.load(model, graph).generate(text, direction, options, constraints)
