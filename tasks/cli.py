@@ -32,7 +32,7 @@ def load_scorer_modules() -> None:
 
 
 def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``dpc eval copa``."""
+    """Register ``dpc eval copa`` and ``dpc eval generation``."""
     p = sub.add_parser("eval", help="evaluations (COPA accuracy)")
     tasks = p.add_subparsers(dest="task", required=True)
     c = tasks.add_parser("copa", help="COPA accuracy of a scorer on a COPA XML file")
@@ -44,6 +44,9 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--predictions", default=None, help="write per-item predictions (JSON lines)")
     c.set_defaults(func=eval_copa_command)
+    from guided_generation.cli import add_eval_generation_parser
+
+    add_eval_generation_parser(tasks)
     return p
 
 

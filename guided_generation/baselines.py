@@ -1,0 +1,132 @@
+"""The generation methods of the paper's Table 3, on one model, behind one function.
+
+=============  ==============================================================================
+``guided``     the pipeline: Cause Effect Graph keywords, one DPC row each, NLL rerank
+``nbest``      N-best beam search without constraints (``num_beams = max(K, beams)``)
+``sample``     random sampling: K distinct samples from the full distribution (temperature 1)
+``knn``        KNN retrieval over a CausalBank: the other side of the pairs whose cause/effect
+               is nearest the input (:mod:`guided_generation.retrieval`)
+``gold``       the pipeline with the gold answer's content lemmas as its only keywords
+               (``constraint_mode="replace"``): an upper bound on what keywords can do
+=============  ==============================================================================
+
+Every method returns :class:`~guided_generation.pipeline.GuidedOutput` objects, best first;
+samples come in the order drawn (a random set, not reranked), and KNN outputs have no
+likelihood under the model (their ``nll`` is NaN; their order is the retrieval score).
+
+>>> method_names(["guided", "nbest"])
+['guided', 'nbest']
+>>> method_names(["beam"])
+Traceback (most recent call last):
+...
+guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, nbest, sample, knn, gold
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from guided_generation.errors import GuidedGenerationError
+from guided_generation.options import GuidedOptions, check_direction
+
+if TYPE_CHECKING:
+    from guided_generation.pipeline import GuidedGenerator, GuidedOutput
+    from guided_generation.retrieval import KnnRetriever
+
+__all__ = ["METHODS", "method_names", "run_method"]
+
+METHODS = ("guided", "nbest", "sample", "knn", "gold")
+
+
+def run_method(
+    method: str,
+    generator: GuidedGenerator,
+    text: str,
+    direction: str,
+    options: GuidedOptions | None = None,
+    *,
+    gold: str | None = None,
+    retriever: KnnRetriever | None = None,
+    lemmatize: Callable[[str], list[str]] | None = None,
+    seed: int = 0,
+) -> tuple[list[GuidedOutput], dict[str, float]]:
+    """The top-K outputs of one method for one input, and the method's counters.
+
+    Parameters
+    ----------
+    method
+        One of :data:`METHODS`.
+    generator
+        The model and graph (every method but ``knn`` decodes with its model).
+    gold
+        The gold answer (``gold`` only): its content lemmas become the keywords.
+    retriever
+        The CausalBank index (``knn`` only).
+    lemmatize
+        Text → content lemmas for ``gold`` (default: the graph's spaCy lemmatiser).
+    seed
+        Seed of ``sample``.
+
+    Returns
+    -------
+    outputs, stats
+        ``stats`` has ``rows`` and ``missed`` (outputs that missed their keyword) for the
+        constrained methods.
+    """
+    from guided_generation.pipeline import GuidedOutput
+
+    options = options or GuidedOptions()
+    check_direction(direction)
+    if method not in METHODS:
+        raise GuidedGenerationError(f"method {method!r} is not one of {', '.join(METHODS)}")
+    if method == "guided":
+        result = generator.generate(text, direction, options)
+        return result.outputs, result.stats
+    if method == "gold":
+        if not gold:
+            raise GuidedGenerationError("method 'gold' needs the gold answer")
+        from cause_effect_graph.lemmas import default_lemmatizer
+
+        lemmas = (lemmatize or generator.lemmatizer or default_lemmatizer())(gold)
+        if not lemmas:
+            return [], {"rows": 0, "missed": 0}
+        result = generator.generate(text, direction,
+                                    _with(options, constraint_mode="replace"), constraints=lemmas)
+        return result.outputs, result.stats
+    if method == "knn":
+        if retriever is None:
+            raise GuidedGenerationError("method 'knn' needs a CausalBank retriever (--bank)")
+        found = retriever.retrieve(text, direction, options.k)
+        return [GuidedOutput(r.text, None, "none", None, math.nan, math.nan) for r in found], {}
+    from train.models import format_input
+
+    prompt = format_input(" ".join(text.split()), direction)
+    if method == "nbest":
+        return generator.unconstrained(prompt, options.k, options), {}
+    return _sample(generator, prompt, options, seed), {}
+
+
+def _with(options: GuidedOptions, **changes: object) -> GuidedOptions:
+    from dataclasses import replace
+
+    return replace(options, **changes)  # type: ignore[arg-type]
+
+
+def _sample(generator: GuidedGenerator, prompt: str, options: GuidedOptions,
+            seed: int) -> list[GuidedOutput]:
+    from dpc_decode.sampling import sample
+    from guided_generation.pipeline import GuidedOutput
+
+    found = sample(generator.model, generator.tokenizer, [prompt], None, num_samples=options.k,
+                   unique=True, max_new_tokens=options.max_new_tokens, seed=seed)[0]
+    return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
+
+
+def method_names(names: Sequence[str]) -> list[str]:
+    """Check a list of method names, naming the first unknown one."""
+    for name in names:
+        if name not in METHODS:
+            raise GuidedGenerationError(f"method {name!r} is not one of {', '.join(METHODS)}")
+    return list(names)

@@ -1,0 +1,225 @@
+"""Table 3 of the paper, automatic columns: every method on the premises of a COPA file.
+
+For each COPA item the premise is the input, its ``asks-for`` the direction and the correct
+alternative the gold (both as CausalBank-style clauses: :func:`train.copa_scorers.as_clause`).
+Each method (:mod:`guided_generation.baselines`) returns its top K; the table reports, per method:
+
+``Div``
+    BLEU-1 of the top 3 against the gold, no brevity penalty (sacrebleu's corpus 1-gram
+    precision, %); lower = more diverse (:func:`~guided_generation.metrics.div_bleu1`).
+``distinct-1``, ``distinct-2``
+    Mean over items of the share of distinct n-grams among the item's top K.
+``coverage``
+    Constrained methods: the share of decoded outputs that contain their keyword (before the
+    pipeline drops those that do not). ``-`` for unconstrained methods.
+``gold hit``
+    The share of items where one of the top K contains a content lemma of the gold answer.
+
+Beside the table, one number per model: how often the generator gives the correct alternative a
+higher log-likelihood than the wrong one, given the premise in the asked direction.
+
+Per-item outputs are appended to ``outputs.jsonl`` in the output folder as they are made, and a
+re-run skips the (method, item) pairs already there: a long evaluation can be interrupted and
+resumed.
+
+``dpc eval generation ../shared/data/copa/copa-dev.xml --bank runs/gutenberg/causalbank --limit 100``
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from guided_generation.baselines import METHODS, run_method
+from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
+from guided_generation.options import GuidedOptions
+
+if TYPE_CHECKING:
+    from guided_generation.pipeline import GuidedGenerator
+    from guided_generation.retrieval import KnnRetriever
+    from tasks.copa import CopaItem
+
+__all__ = ["MethodScores", "evaluate_generation", "format_table", "model_prefers_correct"]
+
+
+@dataclass(frozen=True)
+class MethodScores:
+    """One row of the table (see the module docstring for each column)."""
+
+    method: str
+    items: int
+    div: float
+    distinct1: float
+    distinct2: float
+    coverage: float
+    gold_hit: float
+    outputs_per_item: float
+    seconds_per_item: float
+
+
+def _gold(item: CopaItem) -> str:
+    from train.copa_scorers import as_clause
+
+    return as_clause(item.alternatives[item.answer - 1])
+
+
+def _read_done(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # a torn last line: that item is redone
+        row = json.loads(line)
+        done[(row["method"], row["id"])] = row
+    return done
+
+
+def evaluate_generation(
+    items: Sequence[CopaItem],
+    generator: GuidedGenerator,
+    methods: Sequence[str] = METHODS,
+    options: GuidedOptions | None = None,
+    *,
+    retriever: KnnRetriever | None = None,
+    lemmatize: Callable[[str], list[str]] | None = None,
+    out: str | Path | None = None,
+    seed: int = 0,
+    progress: bool = True,
+) -> list[MethodScores]:
+    """Run every method on every item and score it (see the module docstring).
+
+    Parameters
+    ----------
+    items
+        COPA items (:func:`tasks.copa.read_copa`).
+    generator
+        The generator and graph.
+    methods
+        Names from :data:`guided_generation.baselines.METHODS`.
+    retriever
+        Needed for ``knn``.
+    lemmatize
+        Text → content lemmas (default: the graph's spaCy lemmatiser).
+    out
+        A folder: outputs are appended to ``out/outputs.jsonl`` and reused by a re-run.
+    """
+    from tqdm.auto import tqdm
+
+    from cause_effect_graph.lemmas import default_lemmatizer
+    from train.copa_scorers import as_clause
+
+    options = options or GuidedOptions()
+    lemmatize = lemmatize or generator.lemmatizer or default_lemmatizer()
+    log_path = Path(out) / "outputs.jsonl" if out is not None else None
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    sink = None
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        done = _read_done(log_path)
+        if log_path.exists():  # drop a torn last line before appending
+            complete = [line for line in log_path.read_text(encoding="utf-8").splitlines(keepends=True)
+                        if line.endswith("\n")]
+            log_path.write_text("".join(complete), encoding="utf-8")
+        sink = open(log_path, "a", encoding="utf-8")
+    rows: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    try:
+        for method in methods:
+            for item in tqdm(items, desc=method, unit="item", disable=not progress):
+                key = (method, item.id)
+                if key not in done:
+                    started = time.perf_counter()
+                    outputs, stats = run_method(method, generator, as_clause(item.premise),
+                                                item.asks_for, options, gold=_gold(item),
+                                                retriever=retriever, lemmatize=lemmatize,
+                                                seed=seed)
+                    done[key] = {"method": method, "id": item.id, "premise": item.premise,
+                                 "direction": item.asks_for, "gold": _gold(item),
+                                 "outputs": [o.text for o in outputs],
+                                 "keywords": [o.keyword for o in outputs],
+                                 "rows": stats.get("rows"), "decoded": stats.get("outputs"),
+                                 "missed": stats.get("missed"),
+                                 "seconds": round(time.perf_counter() - started, 3)}
+                    if sink:
+                        sink.write(json.dumps(done[key], ensure_ascii=False) + "\n")
+                        sink.flush()
+                rows[method].append(done[key])
+    finally:
+        if sink:
+            sink.close()
+    return [_score(method, rows[method], lemmatize) for method in methods]
+
+
+def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], list[str]]) -> MethodScores:
+    outputs = [r["outputs"] for r in rows]
+    golds = [r["gold"] for r in rows]
+    decoded = sum((r.get("decoded") or 0) + (r.get("missed") or 0) for r in rows)
+    missed = sum(r.get("missed") or 0 for r in rows)
+    constrained = method in ("guided", "gold")
+    coverage = (1 - missed / decoded) if constrained and decoded else math.nan
+    n = len(rows) or 1
+    return MethodScores(
+        method=method,
+        items=len(rows),
+        div=div_bleu1(outputs, golds, top=3),
+        distinct1=mean_distinct_n(outputs, 1),
+        distinct2=mean_distinct_n(outputs, 2),
+        coverage=coverage,
+        gold_hit=keyword_hit_rate(outputs, [set(lemmatize(g)) for g in golds], lemmatize),
+        outputs_per_item=sum(len(o) for o in outputs) / n,
+        seconds_per_item=sum(r.get("seconds", 0.0) for r in rows) / n,
+    )
+
+
+def model_prefers_correct(generator: GuidedGenerator, items: Sequence[CopaItem]) -> float:
+    """Share of items whose correct alternative has the higher log-likelihood given the premise.
+
+    ``log P(alternative | "{asks-for}: {premise}")`` under the generator, both alternatives as
+    clauses; ties count as wrong.
+    """
+    from train.copa_scorers import as_clause
+    from train.metrics import sequence_log_probs
+    from train.models import format_input
+
+    sources, targets = [], []
+    for item in items:
+        for alt in item.alternatives:
+            sources.append(format_input(as_clause(item.premise), item.asks_for))
+            targets.append(as_clause(alt))
+    scores = sequence_log_probs(generator.model, generator.tokenizer, sources, targets)
+    right = 0
+    for i, item in enumerate(items):
+        first, second = scores[2 * i], scores[2 * i + 1]
+        right += (first > second) if item.answer == 1 else (second > first)
+    return right / len(items) if items else math.nan
+
+
+def _cell(value: float, digits: int = 3) -> str:
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def format_table(scores: Sequence[MethodScores], prefers_correct: float | None = None) -> str:
+    """The results as a Markdown table (and the model's preference for the correct answer)."""
+    lines = ["| method | items | Div (BLEU-1, %) ↓ | distinct-1 | distinct-2 | coverage | gold hit "
+             "| outputs/item | s/item |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in scores:
+        lines.append(f"| {s.method} | {s.items} | {_cell(s.div, 2)} | {_cell(s.distinct1)} | "
+                     f"{_cell(s.distinct2)} | {_cell(s.coverage)} | {_cell(s.gold_hit)} | "
+                     f"{s.outputs_per_item:.1f} | {s.seconds_per_item:.2f} |")
+    if prefers_correct is not None:
+        lines.append("")
+        lines.append(f"Correct alternative more likely than the wrong one under the generator: "
+                     f"{_cell(prefers_correct)}")
+    return "\n".join(lines)
+
+
+def scores_json(scores: Sequence[MethodScores]) -> list[dict[str, Any]]:
+    """JSON-ready rows (NaN as ``None``)."""
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(s).items()}
+            for s in scores]
