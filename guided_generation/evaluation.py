@@ -6,7 +6,7 @@ Each method (:mod:`guided_generation.baselines`) returns its top K; the table re
 
 ``Div``
     BLEU-1 of the top 3 against the gold, no brevity penalty (sacrebleu's corpus 1-gram
-    precision, %); lower = more diverse (:func:`~guided_generation.metrics.div_bleu1`).
+    precision, %, lower-cased: retrieved sentences keep their capitals); lower = more diverse (:func:`~guided_generation.metrics.div_bleu1`).
 ``distinct-1``, ``distinct-2``
     Mean over items of the share of distinct n-grams among the item's top K.
 ``coverage``
@@ -166,7 +166,7 @@ def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], l
     return MethodScores(
         method=method,
         items=len(rows),
-        div=div_bleu1(outputs, golds, top=3),
+        div=div_bleu1(outputs, golds, top=3, lowercase=True),
         distinct1=mean_distinct_n(outputs, 1),
         distinct2=mean_distinct_n(outputs, 2),
         coverage=coverage,

@@ -133,7 +133,8 @@ def test_nothing_to_match_gives_empty_list(bank: KnnRetriever, sentence: str) ->
 @pytest.mark.parametrize(
     ("args", "match"),
     [
-        (("it rained", "sideways", 3), r"`direction` \(='sideways'\) is not one of 'cause', 'effect'"),
+        (("it rained", "sideways", 3),
+         r"`direction` \(='sideways'\) is not one of 'cause', 'effect'"),
         (("it rained", "Cause", 3), r"\(='Cause'\)"),
         (("it rained", ["cause"], 3), r"\(=\['cause'\]\)"),
         (("", "sideways", 3), r"'sideways'"),  # checked even when there is nothing to match
@@ -173,7 +174,8 @@ def test_sides_have_to_be_aligned() -> None:
 
 
 def _pair(cause: str, effect: str) -> CausalPair:
-    return CausalPair(cause, effect, "because", "EPC", "EXPLANATION", "t:1", f"{effect} because {cause}")
+    return CausalPair(cause, effect, "because", "EPC", "EXPLANATION", "t:1",
+                      f"{effect} because {cause}")
 
 
 def test_from_bank_folder_file_and_max_pairs(tmp_path: Path) -> None:
