@@ -9,7 +9,8 @@ One step, as short named stages (every tensor carries its shape in a comment):
 3. :func:`_candidate_states` - automaton state and progress bank of every candidate.
 4. :func:`~dpc_decode.beam.dba_order` - order the candidates by dynamic beam allocation.
 5. :func:`_Pool.add` - candidates among the first ``num_beams`` that end (EOS, or the last step)
-   join the finished pool, ranked by (sets met, length-normalised score).
+   join the finished pool, ranked by (sets met, length-normalised score); under constraints
+   every beam's EOS continuation is offered too (:func:`_add_other_endings`).
 6. :func:`_advance` - the first ``num_beams`` non-ending candidates become the new beams; tokens,
    cache and automaton state are reordered with one index.
 
@@ -271,6 +272,9 @@ def beam_search(
         )
         if last:
             break
+        if automaton is not None and eos.numel():
+            _add_other_endings(pool, log_probs, beam_scores, history, met, head_parent,
+                               head_eos & ending, eos, step, done, options.length_penalty)
 
         # Running beams: the first `beams` valid, non-ending candidates in allocation order.
         eligible = (valid & ~is_eos).gather(1, order)  # (B, C) in allocation order
@@ -295,6 +299,39 @@ def beam_search(
         finished=pool.finished[:, : options.num_return_sequences],
         valid=torch.isfinite(pool.scores[:, : options.num_return_sequences]),
     )
+
+
+def _add_other_endings(
+    pool: _Pool,
+    log_probs: torch.Tensor,  # (H, V) masked
+    beam_scores: torch.Tensor,  # (B, K)
+    history: torch.Tensor,  # (B, K, T)
+    met: torch.Tensor,  # (H, S)
+    head_parent: torch.Tensor,  # (B, K) parents of the first `beams` candidates
+    head_ended: torch.Tensor,  # (B, K) which of those ended with EOS (already in the pool)
+    eos: torch.Tensor,  # (n_eos,)
+    step: int,
+    done: torch.Tensor,  # (B,)
+    length_penalty: float,
+) -> None:
+    """Under constraints, every beam's EOS continuation joins the finished pool, not only those
+    among the first ``beams`` candidates (transformers' rule, kept for unconstrained search).
+
+    A hypothesis that has just met its last set is often outscored by longer continuations of
+    the other beams that met theirs earlier; under the top-``beams`` rule its EOS is dropped and
+    the search can return only longer, less likely outputs (the exhaustive oracle in
+    ``benchmarks/oracle.py`` showed it). The pool keeps the best ``beams`` finished outputs by
+    (sets met, score), so offering it more can only improve what is returned. EOS stays masked
+    (-inf, not taken) until every set is met."""
+    batch, beams = beam_scores.shape
+    eos_scores = (log_probs[:, eos[0]] + beam_scores.reshape(-1)).view(batch, beams)  # (B, K)
+    counts = torch.zeros((batch, beams), dtype=torch.long, device=beam_scores.device)
+    already = counts.scatter_add_(1, head_parent, head_ended.long()) > 0  # (B, K) EOS in the head
+    take = torch.isfinite(eos_scores) & ~already & ~done.unsqueeze(1)
+    tokens = history.clone()
+    tokens[:, :, step] = eos[0]
+    pool.add(tokens, step + 1, eos_scores, met.view(batch, beams, -1).sum(-1), take, take,
+             length_penalty)
 
 
 def _input_done(

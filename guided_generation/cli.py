@@ -207,7 +207,10 @@ def generate_command(args: argparse.Namespace) -> int:
 
         import torch
 
+        from transformers.utils import logging as hf_logging
+
         torch.manual_seed(args.seed)
+        hf_logging.disable_progress_bar()  # one bar per command: ours
         generator = GuidedGenerator.load(args.model, args.graph)
         from tqdm.auto import tqdm
 
