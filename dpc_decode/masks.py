@@ -94,9 +94,10 @@ def mask_repeated_ngrams(log_probs: torch.Tensor, generated: torch.Tensor, n: in
     prefix = generated[:, t - n + 1 :]  # (hyps, n - 1): the n-gram the next token would close
     hit = (windows[:, :, : n - 1] == prefix.unsqueeze(1)).all(-1)  # (hyps, t - n + 1)
     banned = windows[:, :, n - 1]  # (hyps, t - n + 1)
-    # A token may close several windows, hit or not: count hits per token, then mask the counted.
-    hits = torch.zeros_like(log_probs).scatter_add_(1, banned, hit.to(log_probs.dtype))
-    return log_probs.masked_fill_(hits > 0, NEG_INF)
+    # A token may close several windows, hit or not: a min-reduction writes -inf where any window
+    # hits and leaves the others as they are (+inf never wins), touching only t - n + 1 columns.
+    fill = torch.where(hit, NEG_INF, float("inf")).to(log_probs.dtype)  # (hyps, t - n + 1)
+    return log_probs.scatter_reduce_(1, banned, fill, reduce="amin", include_self=True)
 
 
 def apply_step_masks(

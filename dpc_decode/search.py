@@ -110,14 +110,19 @@ def _candidates(
     batch, beams = beam_scores.shape
     vocab = log_probs.shape[1]
     device = log_probs.device
-    totals = log_probs + beam_scores.reshape(-1, 1)  # (H, V)
-
-    top_scores, top_index = totals.view(batch, beams * vocab).topk(2 * beams, dim=1)  # (B, 2K)
-    parents = [top_index // vocab]
-    tokens = [top_index % vocab]
+    # The input's global top-2K lies within the union of its beams' own top-2K (an entry beaten
+    # by 2K entries of its own beam cannot be in the global top-2K), so one pass over the
+    # vocabulary gives both the global top-2K and each beam's best; adding a beam's score keeps
+    # its order, so it is added to the 2K survivors only.
+    width = min(2 * beams, vocab)
+    row_scores, row_tokens = log_probs.topk(width, dim=1)  # (H, 2K)
+    row_scores = row_scores + beam_scores.reshape(-1, 1)
+    top_scores, top_index = row_scores.view(batch, beams * width).topk(2 * beams, dim=1)  # (B, 2K)
+    parents = [top_index // width]
+    tokens = [row_tokens.view(batch, beams * width).gather(1, top_index)]
     scores = [top_scores]
 
-    best_scores, best_tokens = totals.max(dim=1)  # (H,)
+    best_scores, best_tokens = row_scores[:, 0], row_tokens[:, 0]  # (H,)
     beam_ids = torch.arange(beams, device=device)
     parents.append(beam_ids.expand(batch, beams))
     tokens.append(best_tokens.view(batch, beams))
@@ -129,7 +134,8 @@ def _candidates(
         advances = (automaton.useful[nxt] & ~met.unsqueeze(1)).any(-1)  # (H, A)
         # Padding letters repeat letter 0 and are dropped as duplicates below; a row without
         # constraints has only the root, which advances nothing.
-        letter_scores = torch.where(advances, totals.gather(1, letters), NEG_INF)  # (H, A)
+        letter_totals = log_probs.gather(1, letters) + beam_scores.reshape(-1, 1)  # (H, A)
+        letter_scores = torch.where(advances, letter_totals, NEG_INF)  # (H, A)
         parents.append(beam_ids.repeat_interleave(width).expand(batch, beams * width))
         tokens.append(letters.reshape(batch, beams * width))
         scores.append(letter_scores.reshape(batch, beams * width))
