@@ -99,7 +99,8 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--no-repeat-ngram-size", type=int, default=d.no_repeat_ngram_size)
     p.add_argument("--length-penalty", type=float, default=d.length_penalty)
     p.add_argument("--rank", default=d.rank, help=f"graph keyword ranking: {', '.join(RANKS)}")
-    p.add_argument("--rerank", default=d.rerank, help=f"final order: {', '.join(RERANKS)}")
+    p.add_argument("--rerank", default=d.rerank, help=f"final order: {', '.join(RERANKS)} "
+                   "(nll: likelihood; pmi: likelihood gain over an empty input; mmr: diverse)")
     p.add_argument("--mmr-lambda", type=float, default=d.mmr_lambda)
     p.add_argument("--constraint", action="append", default=[], metavar="WORD",
                    help="a keyword of your own (its inflections are allowed), or alternatives "

@@ -11,7 +11,7 @@ guided_generation.errors.GuidedGenerationError: `m` (=8) must be at most `num_be
 >>> GuidedOptions(rerank="bleu")
 Traceback (most recent call last):
 ...
-guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of nll, mmr
+guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of nll, pmi, mmr
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = ["CONSTRAINT_MODES", "DIRECTIONS", "RANKS", "RERANKS", "GuidedOptions"
 DIRECTIONS = ("cause", "effect")
 CONSTRAINT_MODES = ("combine", "replace", "require", "all")
 RANKS = ("weight", "strength")
-RERANKS = ("nll", "mmr")
+RERANKS = ("nll", "pmi", "mmr")
 
 Direction = Literal["cause", "effect"]
 
@@ -76,10 +76,12 @@ class GuidedOptions:
         Beam-search options of every row (:class:`dpc_decode.BeamSearchOptions`).
     rank : {"weight", "strength"}
         How the graph ranks keywords: edge counts (the paper) or causal strength.
-    rerank : {"nll", "mmr"}
-        Final order: mean negative log-likelihood per token (lower first, the paper), or maximal
-        marginal relevance, which trades that likelihood against word overlap with the outputs
-        already chosen (``mmr_lambda`` = weight of the likelihood).
+    rerank : {"nll", "pmi", "mmr"}
+        Final order: mean negative log-likelihood per token (lower first, the paper); ``pmi``:
+        mean pointwise mutual information per token with the input, ``log P(y | input) -
+        log P(y | empty input)``, which demotes outputs the model would write for any input
+        ("it was a man"); or maximal marginal relevance, which trades likelihood against word
+        overlap with the outputs already chosen (``mmr_lambda`` = weight of the likelihood).
     constraint_mode : {"combine", "replace", "require", "all"}
         How user keywords (``constraints``) meet the graph's: ``combine`` decodes them as rows
         before the graph's (N rows in all); ``replace`` decodes only them, one row each;
@@ -102,7 +104,7 @@ class GuidedOptions:
     no_repeat_ngram_size: int = 3
     length_penalty: float = 1.0
     rank: Literal["weight", "strength"] = "weight"
-    rerank: Literal["nll", "mmr"] = "nll"
+    rerank: Literal["nll", "pmi", "mmr"] = "nll"
     mmr_lambda: float = 0.7
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
     capitalized: bool = False

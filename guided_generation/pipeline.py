@@ -79,6 +79,9 @@ class GuidedOutput:
         Total log-probability of the output.
     keywords : tuple of str
         Every keyword whose row produced this output (duplicates merged).
+    pmi : float or None
+        Mean pointwise mutual information per token with the input (``rerank="pmi"`` only):
+        ``(log P(text | input) - log P(text | empty input)) / tokens``.
     """
 
     text: str
@@ -88,6 +91,7 @@ class GuidedOutput:
     nll: float
     log_prob: float
     keywords: tuple[str, ...] = ()
+    pmi: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -224,6 +228,27 @@ class GuidedGenerator:
                          options=options.beam_options(count))[0]
         return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
 
+    def rank_by_pmi(self, outputs: Sequence[GuidedOutput], text: str, direction: str) -> list[GuidedOutput]:
+        """Outputs with their ``pmi`` set, highest first (ties: lower ``nll``, then text).
+
+        Both likelihoods are teacher-forced over the output's own tokenisation, EOS included,
+        in batches; the empty-input prior is the same for every input, so it is the output's
+        genericness that is taken away, not the input's.
+        """
+        from dataclasses import replace
+
+        from train.metrics import sequence_log_probs
+        from train.models import format_input
+
+        if not outputs:
+            return []
+        texts = [o.text for o in outputs]
+        cond = sequence_log_probs(self.model, self.tokenizer, [format_input(text, direction)] * len(texts), texts)
+        prior = sequence_log_probs(self.model, self.tokenizer, [format_input("", direction)] * len(texts), texts)
+        lengths = [len(ids) for ids in self.tokenizer(texts)["input_ids"]]
+        scored = [replace(o, pmi=(c - p) / max(n, 1)) for o, c, p, n in zip(outputs, cond, prior, lengths)]
+        return sorted(scored, key=lambda o: (-(o.pmi or 0.0), o.nll, o.text))
+
     # ------------------------------------------------------------------ the pipeline
 
     def generate(self, text: str, direction: str, options: GuidedOptions | None = None,
@@ -276,8 +301,12 @@ class GuidedGenerator:
                 notes.append(f"{missed} outputs missed their keyword within max_new_tokens="
                              f"{options.max_new_tokens} and were dropped")
         merged = deduplicate(merged)
-        ranked = mmr(merged, options.k, options.mmr_lambda) if options.rerank == "mmr" else \
-            rank_by_nll(merged)[: options.k]
+        if options.rerank == "mmr":
+            ranked = mmr(merged, options.k, options.mmr_lambda)
+        elif options.rerank == "pmi":
+            ranked = self.rank_by_pmi(merged, text, direction)[: options.k]
+        else:
+            ranked = rank_by_nll(merged)[: options.k]
         stats.update(keyword_seconds=round(keyword_seconds, 3),
                      decode_seconds=round(time.perf_counter() - started, 3))
         return GuidedResult(text, direction, ranked, [r.keyword for r in rows], notes, stats)

@@ -85,7 +85,7 @@ def test_input_file_and_resume_from_out(tmp_path, capsys):
         ([], "no input: give --input TEXT or --input-file PATH"),
         (["--input", "x", "--model", "/nonexistent/model"], "is not a folder"),
         (["--input", "x", "--graph", "/nonexistent/g.ceg"], "graph file '/nonexistent/g.ceg' does not exist"),
-        (["--input", "x", "--rerank", "bleu"], r"`rerank` \(='bleu'\) is not one of nll, mmr"),
+        (["--input", "x", "--rerank", "bleu"], r"`rerank` \(='bleu'\) is not one of nll, pmi, mmr"),
         (["--input", "x", "--constraint-mode", "replace"], "needs at least one --constraint"),
         (["--input", "x", "--constraint", "a||b"], "has an empty alternative"),
         (["--input", "x", "--m", "6", "--num-beams", "3"], r"`m` \(=6\) must be at most `num_beams` \(=3\)"),

@@ -17,7 +17,7 @@ from guided_generation.options import GuidedOptions, check_direction
         ({"k": -1}, r"`k` \(=-1\)"),
         ({"m": 6, "num_beams": 5}, r"`m` \(=6\) must be at most `num_beams` \(=5\)"),
         ({"rank": "pagerank"}, r"`rank` \(='pagerank'\) is not one of weight, strength"),
-        ({"rerank": "bleu"}, r"`rerank` \(='bleu'\) is not one of nll, mmr"),
+        ({"rerank": "bleu"}, r"`rerank` \(='bleu'\) is not one of nll, pmi, mmr"),
         ({"constraint_mode": "and"}, r"`constraint_mode` \(='and'\) is not one of combine"),
         ({"mmr_lambda": 1.5}, r"`mmr_lambda` \(=1.5\) must be in \[0, 1\]"),
         ({"batch_rows": 0}, r"`batch_rows` \(=0\)"),

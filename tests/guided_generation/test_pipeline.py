@@ -132,3 +132,16 @@ def test_outputs_satisfy_the_engine_check(generator):
         forms = [tok(" " + f, add_special_tokens=False)["input_ids"] for f in keyword_set(out.keyword)]
         forms += [tok(f, add_special_tokens=False)["input_ids"] for f in keyword_set(out.keyword)]
         assert satisfies(ids, [forms]), out
+
+
+def test_pmi_rerank_orders_by_the_likelihood_gain_over_an_empty_input(generator):
+    from train.metrics import sequence_log_probs
+
+    result = generator.generate("babies cry", "cause", GuidedOptions(n=3, rerank="pmi", **SMALL))
+    pmis = [o.pmi for o in result.outputs]
+    assert all(p is not None for p in pmis) and pmis == sorted(pmis, reverse=True)
+    top = result.outputs[0]
+    cond, prior = sequence_log_probs(generator.model, generator.tokenizer,
+                                     ["cause: babies cry", "cause: "], [top.text, top.text])
+    tokens = len(generator.tokenizer(top.text)["input_ids"])
+    assert top.pmi == pytest.approx((cond - prior) / tokens, abs=1e-4)
