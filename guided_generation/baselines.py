@@ -2,6 +2,8 @@
 
 =============  ==============================================================================
 ``guided``     the pipeline: Cause Effect Graph keywords, one DPC row each, NLL rerank
+``guided-pmi`` the same decode, reranked by PMI with the input (``rerank="pmi"``)
+``guided-mmr`` the same decode, reranked by maximal marginal relevance (``rerank="mmr"``)
 ``nbest``      N-best beam search without constraints (``num_beams = max(K, beams)``)
 ``sample``     random sampling: K distinct samples from the full distribution (temperature 1)
 ``knn``        KNN retrieval over a CausalBank: the other side of the pairs whose cause/effect
@@ -19,7 +21,7 @@ likelihood under the model (their ``nll`` is NaN; their order is the retrieval s
 >>> method_names(["beam"])
 Traceback (most recent call last):
 ...
-guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, nbest, sample, knn, gold
+guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, guided-pmi, guided-mmr, nbest, sample, knn, gold
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "method_names", "run_method"]
 
-METHODS = ("guided", "nbest", "sample", "knn", "gold")
+METHODS = ("guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold")
+_RERANKS = {"guided": "nll", "guided-pmi": "pmi", "guided-mmr": "mmr"}
 
 
 def run_method(
@@ -81,8 +84,8 @@ def run_method(
     check_direction(direction)
     if method not in METHODS:
         raise GuidedGenerationError(f"method {method!r} is not one of {', '.join(METHODS)}")
-    if method == "guided":
-        result = generator.generate(text, direction, options)
+    if method in _RERANKS:  # the variants share one decode (GuidedGenerator keeps it)
+        result = generator.generate(text, direction, _with(options, rerank=_RERANKS[method]))
         return result.outputs, result.stats
     if method == "gold":
         if not gold:

@@ -129,8 +129,9 @@ def evaluate_generation(
         sink = open(log_path, "a", encoding="utf-8")
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     try:
-        for method in methods:
-            for item in tqdm(items, desc=method, unit="item", disable=not progress):
+        # Items outside, methods inside: the guided variants then rerank one kept decode.
+        for item in tqdm(items, desc="items", unit="item", disable=not progress):
+            for method in methods:
                 key = (method, item.id)
                 if key not in done:
                     started = time.perf_counter()
@@ -160,7 +161,7 @@ def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], l
     golds = [r["gold"] for r in rows]
     decoded = sum((r.get("decoded") or 0) + (r.get("missed") or 0) for r in rows)
     missed = sum(r.get("missed") or 0 for r in rows)
-    constrained = method in ("guided", "gold")
+    constrained = method.startswith("guided") or method == "gold"
     coverage = (1 - missed / decoded) if constrained and decoded else math.nan
     n = len(rows) or 1
     return MethodScores(

@@ -42,6 +42,7 @@ True
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -135,6 +136,20 @@ class GuidedResult:
                 "notes": self.notes, "stats": self.stats}
 
 
+#: How many decodes a :class:`GuidedGenerator` keeps for reranking again.
+_DECODE_CACHE = 4
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """One input's decode before reranking (shared by reranks of the same decode)."""
+
+    merged: tuple[GuidedOutput, ...]
+    keywords: tuple[str, ...]
+    notes: tuple[str, ...]
+    stats: dict[str, float]
+
+
 class GuidedGenerator:
     """A generator, its tokenizer and a Cause Effect Graph, loaded once and reused.
 
@@ -155,6 +170,7 @@ class GuidedGenerator:
         self.tokenizer = tokenizer
         self.graph = graph
         self.lemmatizer = lemmatizer
+        self._decoded: OrderedDict[tuple[Any, ...], _Decoded] = OrderedDict()
 
     @classmethod
     def load(cls, model: str | Path | None = None, graph: str | Path | None = None) -> GuidedGenerator:
@@ -273,11 +289,39 @@ class GuidedGenerator:
             Phrases no output may contain (negative constraints).
         """
         from dpc_decode.rerank import deduplicate, mmr, rank_by_nll
-        from train.models import format_input
 
         options = options or GuidedOptions()
         check_direction(direction)
         text, notes = self.prepare_input(text, options.max_input_tokens)
+        decoded = self._decode(text, direction, options, tuple(constraints), progress, tuple(banned))
+        started = time.perf_counter()
+        merged = deduplicate(decoded.merged)
+        if options.rerank == "mmr":
+            ranked = mmr(merged, options.k, options.mmr_lambda)
+        elif options.rerank == "pmi":
+            ranked = self.rank_by_pmi(merged, text, direction)[: options.k]
+        else:
+            ranked = rank_by_nll(merged)[: options.k]
+        stats = {**decoded.stats, "rerank_seconds": round(time.perf_counter() - started, 3)}
+        return GuidedResult(text, direction, ranked, list(decoded.keywords),
+                            notes + list(decoded.notes), stats)
+
+    def _decode(self, text: str, direction: str, options: GuidedOptions,
+                constraints: tuple[str, ...], progress: bool, banned: tuple[str, ...]) -> _Decoded:
+        """Keywords, rows and the merged outputs of one input, before reranking.
+
+        The last few results are kept, so generating again with only the rerank options
+        changed (``rerank``, ``mmr_lambda``) reuses the decode.
+        """
+        from dataclasses import replace
+
+        from train.models import format_input
+
+        key = (text, direction, replace(options, rerank="nll", mmr_lambda=0.7), constraints, banned)
+        if key in self._decoded:
+            self._decoded.move_to_end(key)
+            return self._decoded[key]
+        notes: list[str] = []
         started = time.perf_counter()
         graph: list[str] = []
         if options.constraint_mode in ("combine", "require"):
@@ -300,16 +344,13 @@ class GuidedGenerator:
             if missed:
                 notes.append(f"{missed} outputs missed their keyword within max_new_tokens="
                              f"{options.max_new_tokens} and were dropped")
-        merged = deduplicate(merged)
-        if options.rerank == "mmr":
-            ranked = mmr(merged, options.k, options.mmr_lambda)
-        elif options.rerank == "pmi":
-            ranked = self.rank_by_pmi(merged, text, direction)[: options.k]
-        else:
-            ranked = rank_by_nll(merged)[: options.k]
         stats.update(keyword_seconds=round(keyword_seconds, 3),
                      decode_seconds=round(time.perf_counter() - started, 3))
-        return GuidedResult(text, direction, ranked, [r.keyword for r in rows], notes, stats)
+        decoded = _Decoded(tuple(merged), tuple(r.keyword for r in rows), tuple(notes), stats)
+        self._decoded[key] = decoded
+        while len(self._decoded) > _DECODE_CACHE:
+            self._decoded.popitem(last=False)
+        return decoded
 
     def generate_many(self, requests: Iterable[tuple[str, str]], options: GuidedOptions | None = None,
                       constraints: Sequence[str] = (), progress: bool = False,

@@ -145,3 +145,17 @@ def test_pmi_rerank_orders_by_the_likelihood_gain_over_an_empty_input(generator)
                                      ["cause: babies cry", "cause: "], [top.text, top.text])
     tokens = len(generator.tokenizer(top.text)["input_ids"])
     assert top.pmi == pytest.approx((cond - prior) / tokens, abs=1e-4)
+
+
+def test_reranking_again_reuses_the_decode(generator, monkeypatch):
+    calls = []
+    decode = generator.decode_rows
+    monkeypatch.setattr(generator, "decode_rows", lambda *a, **k: calls.append(1) or decode(*a, **k))
+    base = dict(n=3, m=2, k=4, max_new_tokens=7)  # options no other test uses: a fresh decode
+    nll = generator.generate("babies cry", "effect", GuidedOptions(**base))
+    mmr = generator.generate("babies cry", "effect", GuidedOptions(rerank="mmr", **base))
+    assert len(calls) == 1
+    assert {o.text for o in mmr.outputs} <= {o.text for o in nll.outputs} | {
+        o.text for o in generator.generate("babies cry", "effect", GuidedOptions(**{**base, "k": 50})).outputs}
+    generator.generate("babies cry", "effect", GuidedOptions(**{**base, "m": 1}))
+    assert len(calls) == 3  # k=50 and m=1 change the decode
