@@ -115,3 +115,15 @@ def test_out_file_of_other_inputs_is_refused(tmp_path, capsys):
     out.write_text(json.dumps({"index": 0, "input": "something else"}) + "\n", encoding="utf-8")
     assert cli.main(["generate", "--input", "babies cry", "--out", str(out), *FAST]) == 2
     assert "holds results of other inputs" in capsys.readouterr().err
+
+
+def test_corrupt_model_weights_are_a_clear_error(tmp_path, capsys):
+    import shutil
+
+    from train.models import DEFAULT_MODEL_DIR
+
+    folder = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, folder)
+    (folder / "model.safetensors").write_bytes(b"\x00" * 1000)
+    assert cli.main(["generate", "--input", "babies cry", "--model", str(folder)]) == 2
+    assert f"cannot load a model from '{folder}'" in capsys.readouterr().err

@@ -127,11 +127,14 @@ def load_model(path: str | Path) -> LoadedModel:
         raise DpcError(f"model path {str(path)!r} is not a folder")
     if not (folder / "config.json").is_file():
         raise DpcError(f"model path {str(path)!r} has no config.json: not a Hugging Face model folder")
+    from safetensors import SafetensorError
+
     try:
         config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
         loader = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
         model = loader.from_pretrained(str(folder), local_files_only=True).eval()
-    except (OSError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as err:
+        # RuntimeError: torch's own loader; SafetensorError: a truncated or corrupt weights file
         raise DpcError(f"cannot load a model from {str(path)!r}: {err}") from err
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
