@@ -179,16 +179,21 @@ def _done(path: Path, items: list[GenerateItem]) -> int:
     return len(complete)
 
 
-def _print_table(result: GuidedResult, elapsed: float) -> None:
+_RERANK_LABELS = {"nll": "mean NLL", "pmi": "PMI with the input", "mmr": "MMR (likelihood and novelty)"}
+
+
+def _print_table(result: GuidedResult, elapsed: float, rerank: str = "nll") -> None:
     stats = result.stats
     what = "causes" if result.direction == "cause" else "effects"
     print(f"{what} of {result.input!r}: {int(stats.get('rows', 0))} keywords -> "
           f"{int(stats.get('outputs', 0))} outputs, top {len(result.outputs)} by "
-          f"mean NLL ({elapsed:.1f} s)")
+          f"{_RERANK_LABELS.get(rerank, rerank)} ({elapsed:.1f} s)")
     width = max([len(o.keyword or "-") for o in result.outputs] + [7])
-    print(f"  {'#':>3}  {'nll':>6}  {'keyword':<{width}}  output")
+    pmi = any(o.pmi is not None for o in result.outputs)
+    print(f"  {'#':>3}  {'nll':>6}  " + (f"{'pmi':>6}  " if pmi else "") + f"{'keyword':<{width}}  output")
     for rank, out in enumerate(result.outputs, start=1):
-        print(f"  {rank:>3}  {out.nll:6.3f}  {out.keyword or '-':<{width}}  {out.text}")
+        pmi_cell = f"{out.pmi:6.3f}  " if pmi and out.pmi is not None else ""
+        print(f"  {rank:>3}  {out.nll:6.3f}  {pmi_cell}{out.keyword or '-':<{width}}  {out.text}")
 
 
 def generate_command(args: argparse.Namespace) -> int:
@@ -233,7 +238,7 @@ def generate_command(args: argparse.Namespace) -> int:
                 elif args.json:
                     print(line, flush=True)
                 else:
-                    _print_table(result, time.perf_counter() - started)
+                    _print_table(result, time.perf_counter() - started, options.rerank)
         finally:
             if sink:
                 sink.close()
