@@ -138,6 +138,8 @@ class GuidedResult:
 
 #: How many decodes a :class:`GuidedGenerator` keeps for reranking again.
 _DECODE_CACHE = 4
+#: How many empty-input log-likelihoods (``rerank="pmi"``) it keeps before starting afresh.
+_PRIOR_CACHE = 200_000
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ class GuidedGenerator:
         self.graph = graph
         self.lemmatizer = lemmatizer
         self._decoded: OrderedDict[tuple[Any, ...], _Decoded] = OrderedDict()
+        self._prior: dict[tuple[str, str], float] = {}
 
     @classmethod
     def load(cls, model: str | Path | None = None, graph: str | Path | None = None) -> GuidedGenerator:
@@ -260,10 +263,24 @@ class GuidedGenerator:
             return []
         texts = [o.text for o in outputs]
         cond = sequence_log_probs(self.model, self.tokenizer, [format_input(text, direction)] * len(texts), texts)
-        prior = sequence_log_probs(self.model, self.tokenizer, [format_input("", direction)] * len(texts), texts)
+        prior = self._priors(texts, direction)
         lengths = [len(ids) for ids in self.tokenizer(texts)["input_ids"]]
         scored = [replace(o, pmi=(c - p) / max(n, 1)) for o, c, p, n in zip(outputs, cond, prior, lengths)]
         return sorted(scored, key=lambda o: (-(o.pmi or 0.0), o.nll, o.text))
+
+    def _priors(self, texts: Sequence[str], direction: str) -> list[float]:
+        """``log P(text | empty input)``, kept across inputs (generic outputs recur)."""
+        from train.metrics import sequence_log_probs
+        from train.models import format_input
+
+        missing = [t for t in dict.fromkeys(texts) if (direction, t) not in self._prior]
+        if missing:
+            if len(self._prior) + len(missing) > _PRIOR_CACHE:
+                self._prior.clear()
+            values = sequence_log_probs(self.model, self.tokenizer,
+                                        [format_input("", direction)] * len(missing), missing)
+            self._prior.update(((direction, t), v) for t, v in zip(missing, values))
+        return [self._prior[(direction, t)] for t in texts]
 
     # ------------------------------------------------------------------ the pipeline
 

@@ -69,8 +69,9 @@ def _token_stats(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tens
                    labels=batch["labels"]).logits  # (batch, tgt, vocab)
     labels = batch["labels"]
     safe = labels.clamp(min=0)
-    log_probs = torch.log_softmax(logits.float(), dim=-1)
-    gold = log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)  # (batch, tgt)
+    logits = logits.float()
+    # log_softmax at the gold label only: one read of the logits, no (batch, tgt, vocab) output
+    gold = logits.gather(-1, safe.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
     hit = logits.argmax(-1) == labels  # (batch, tgt)
     mask = labels != -100
     return gold * mask, hit & mask
