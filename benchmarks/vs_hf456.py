@@ -7,7 +7,9 @@ The baseline runs in a side virtualenv (``benchmarks/hf_baseline_env.sh`` builds
 T5 has, so the two see bit-identical logits), the same 16 inputs, 8 beams, 20 new tokens and the
 same 5 sets x 3 alternatives (1-3 tokens, no alternative a prefix of another, since 4.56 rejects
 those). Reported: median seconds of each, the speed-up, the satisfaction rate, and the mean total
-log-probability of the best output of each input, both rescored here by teacher forcing.
+log-probability of the best output of each input, both rescored here by teacher forcing; and
+the *model floor* (:func:`model_floor`: the forward passes and cache reorders alone, no search),
+whose ratio to 4.56's time bounds the speed-up any engine could reach with the same model.
 
 Run::
 
@@ -67,6 +69,34 @@ def rescore(model, inputs: list[list[int]], outputs: list[list[int]]) -> list[fl
     return totals
 
 
+def model_floor(model, inputs: list[list[int]], beams: int, steps: int) -> float:
+    """Seconds of the model work any beam search of these inputs must do, with no search at all.
+
+    The encoder once, the first decoder step on one row per input, the cache copied to every
+    beam, then ``steps`` decoder steps of ``len(inputs) * beams`` rows, each followed by a cache
+    reorder within its input (a fixed random permutation): what transformers 4.56 and dpc both
+    pay. No top-k, no constraint state, no finished pool. Its ratio to a baseline's time is the
+    largest speed-up any engine can reach over that baseline with the same model.
+    """
+    from dpc_decode.model_runner import ModelRunner
+
+    ids = torch.tensor(inputs)
+    rows = len(inputs) * beams
+    gen = torch.Generator().manual_seed(0)
+    perm = torch.cat([torch.randperm(beams, generator=gen) + i * beams
+                      for i in range(len(inputs))])  # (rows,), never crosses inputs
+    tokens = torch.randint(2, model.config.vocab_size, (steps, rows), generator=gen)
+    start = time.perf_counter()
+    with torch.inference_mode():
+        runner = ModelRunner(model)
+        runner.start(ids, torch.ones_like(ids))
+        runner.expand(beams)
+        for t in range(steps):
+            runner.step(tokens[t])
+            runner.reorder(perm)
+    return time.perf_counter() - start
+
+
 def run_baseline(python: str, model_dir: Path, job: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         job_path, out_path = Path(tmp) / "job.json", Path(tmp) / "out.json"
@@ -113,6 +143,9 @@ def main() -> None:
                 ours = generate(model, None, inputs, sets, options=opts)
                 times.append(time.perf_counter() - t)
             assert ours is not None
+            model_floor(model, inputs, 8, 20)  # warm-up
+            floor = statistics.median(model_floor(model, inputs, 8, 20)
+                                      for _ in range(args.repeats))
             ours_best = [list(o[0].token_ids) + ([1] if o[0].finished else []) for o in ours]
             hf_best = [row[0] for row in base["sequences"]] if base.get("sequences") else []
             row = {
@@ -121,6 +154,10 @@ def main() -> None:
                 "dpc_median_s": round(statistics.median(times), 3),
                 "speedup": round(base["median_seconds"] / statistics.median(times), 1)
                 if base.get("median_seconds") else None,
+                "model_floor_s": round(floor, 3),
+                "max_speedup_any_engine": round(base["median_seconds"] / floor, 2)
+                if base.get("median_seconds") else None,
+                "dpc_over_floor": round(statistics.median(times) / floor, 3),
                 "hf456_satisfied": base.get("satisfaction_rate"),
                 "dpc_satisfied": sum(satisfies(o[0].token_ids, sets) for o in ours) / len(ours),
                 "hf456_mean_best_logprob": round(statistics.mean(rescore(model, inputs, hf_best)), 3)

@@ -18,7 +18,7 @@ from tasks.copa import accuracy, available_scorers, make_scorer, predict, read_c
 __all__ = ["SCORER_MODULES", "add_eval_parser", "eval_copa_command", "load_scorer_modules"]
 
 #: Modules whose import registers COPA scorers (graph, pmi, generator, causal-bert, ...).
-SCORER_MODULES = ("cause_effect_graph.copa_scorers", "train.copa_scorers")
+SCORER_MODULES = ("cause_effect_graph.copa_scorers", "train.copa_scorers", "train.causal_bert")
 
 
 def load_scorer_modules() -> None:

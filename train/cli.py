@@ -1,7 +1,8 @@
 """``dpc train ...``: tokenizer, generator training and dev metrics.
 
-``add_train_parser(subparsers)`` registers ``dpc train tokenizer``, ``dpc train generator`` and
-``dpc train evaluate``; the same commands run as ``python -m train.cli tokenizer|generator|evaluate``.
+``add_train_parser(subparsers)`` registers ``dpc train tokenizer``, ``dpc train generator``,
+``dpc train evaluate`` and ``dpc train causal-bert``; the same commands run as
+``python -m train.cli tokenizer|generator|evaluate|causal-bert``.
 Each command prints its own errors and returns an exit status (2 for bad input).
 
 >>> parser = argparse.ArgumentParser(prog="dpc")
@@ -21,8 +22,8 @@ from typing import Any
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["add_train_parser", "evaluate_command", "generator_command", "main",
-           "tokenizer_command"]
+__all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "generator_command",
+           "main", "tokenizer_command"]
 
 
 def add_train_parser(sub: Any) -> argparse.ArgumentParser:
@@ -67,6 +68,24 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
                    help="which examples to score (both directions, or one paper model's)")
     e.add_argument("--max-examples", type=int, default=None)
     e.set_defaults(func=evaluate_command)
+
+    from train.causal_bert import CausalBertOptions
+
+    cb = cmds.add_parser("causal-bert",
+                         help="continued training of MiniLM with the CausalBERT margin loss")
+    cb.add_argument("--bank", required=True, help="CausalBank shard or folder (train split used)")
+    cb.add_argument("--out", required=True,
+                    help="output folder (Hugging Face encoder + head.pt); a finished one is reused")
+    cb_defaults = CausalBertOptions(bank="", out="")
+    cb.add_argument("--pairs", default="10000",
+                    help="number of train pairs, or 'all' (default 10000)")
+    for f in fields(CausalBertOptions):
+        if f.name in ("bank", "out", "pairs", "progress"):
+            continue
+        value = getattr(cb_defaults, f.name)
+        cb.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value)
+    cb.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cb.set_defaults(func=causal_bert_command)
     return p
 
 
@@ -112,6 +131,30 @@ def evaluate_command(args: argparse.Namespace) -> int:
         return 2
     print(f"{args.split} ({args.variant}): {m.tokens} target tokens, "
           f"perplexity {m.perplexity:.2f}, word accuracy {m.word_accuracy:.4f}")
+    return 0
+
+
+def causal_bert_command(args: argparse.Namespace) -> int:
+    """``dpc train causal-bert``: train (or reuse) a CausalBERT; prints the result as JSON."""
+    from train.causal_bert import CausalBertOptions, continue_training
+    from train.errors import TrainError
+
+    try:
+        if args.pairs == "all":
+            pairs = None
+        elif args.pairs.isdigit():
+            pairs = int(args.pairs)
+        else:
+            raise TrainError(f"--pairs (={args.pairs!r}) must be a number or 'all'")
+        values = {f.name: getattr(args, f.name) for f in fields(CausalBertOptions)
+                  if f.name not in ("pairs", "progress")}
+        result = continue_training(CausalBertOptions(**values, pairs=pairs,
+                                                     progress=not args.no_progress))
+    except DpcError as err:
+        print(f"dpc train causal-bert: error: {err}", file=sys.stderr)
+        return 2
+    summary = {k: v for k, v in asdict(result).items() if k != "history"}
+    print(json.dumps(summary, indent=1))
     return 0
 
 

@@ -1,0 +1,483 @@
+"""CausalBERT: a causal-strength scorer s(c, e) continued-trained on CausalBank, ranked on COPA.
+
+The model is a BERT encoder (all-MiniLM-L6-v2 by default) reading the pair input
+``[CLS] cause [SEP] effect [SEP]``, mean-pooled over its tokens, and a linear head giving one
+score ``s(c, e)``.
+
+**Continued training** (Li et al. 2020, "Guided generation of cause and effect", CausalBERT) on
+CausalBank pairs ``(c, e)`` with the margin loss ::
+
+    L = mean over the batch of max(0, m - s(c, e) + s(c', e'))  +  lambda/2 * ||Theta||^2
+
+with ``m = 0.3`` and ``lambda = 1e-5``; ``(c', e')`` is the pair with its cause *or* its effect
+(a coin flip) replaced by that of another random pair (:func:`corrupt`). ``lambda`` is applied
+exactly as written: the squared L2 norm of every trainable parameter (encoder and head) times
+``lambda / 2`` is added to the loss of each batch, and the optimiser is plain Adam (no decoupled
+weight decay). The paper sums the hinge over pairs; we average it over the batch, so at batch
+size ``B`` our ``lambda`` weighs ``B`` times more against the hinge than a per-pair sum would.
+
+**COPA** (margin ranking after Li, Chen & Van Durme 2019, "Learning to rank for plausible
+plausibility"): each (premise, alternative) is scored in causal order (:func:`causal_order`),
+the whole model is fine-tuned on ``max(0, m - s(correct) + s(wrong))`` for a few epochs, and the
+alternative with the higher score is the answer. ``--scorer causal-bert`` trains on the COPA file
+given as ``--train`` and answers the file being evaluated::
+
+    dpc train causal-bert --bank runs/train/bank --pairs 10000 --out runs/causal_bert/p10k
+    dpc eval copa TEST.xml --scorer causal-bert --train TRAIN.xml --model runs/causal_bert/p10k
+
+Without ``--model`` the plain all-MiniLM-L6-v2 is used ("without continued training").
+
+>>> margin_loss(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), margin=0.3).tolist()
+[0.0, 0.30000001192092896]
+>>> causal_order("The man fell.", "cause", "He tripped.")
+('he tripped', 'the man fell')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from tasks.copa import CopaItem, read_copa, register_scorer
+from train.copa_scorers import as_clause
+from train.errors import ModelFolderError, TrainDataError, TrainError
+
+__all__ = [
+    "CausalBert",
+    "CausalBertOptions",
+    "CausalBertResult",
+    "CausalBertScorer",
+    "CopaRankingOptions",
+    "causal_order",
+    "continue_training",
+    "corrupt",
+    "load_bank_pairs",
+    "load_causal_bert",
+    "make_causal_bert_scorer",
+    "margin_loss",
+    "ranking_accuracy",
+    "score_pairs",
+    "train_copa_ranking",
+    "train_margin",
+]
+
+HEAD_FILE = "head.pt"
+RUN_FILE = "causal_bert.json"
+
+Pair = tuple[str, str]  # (cause, effect)
+
+
+# ----------------------------------------------------------------------------- pure pieces
+
+
+def margin_loss(pos: torch.Tensor, neg: torch.Tensor, margin: float = 0.3) -> torch.Tensor:
+    """Per-example hinge ``max(0, margin - pos + neg)``; ``pos``, ``neg``: (batch,) -> (batch,)."""
+    return torch.clamp(margin - pos + neg, min=0.0)
+
+
+def corrupt(pairs: Sequence[Pair], index: int, rng: random.Random) -> Pair:
+    """``pairs[index]`` with its cause or its effect (a coin flip) taken from another pair.
+
+    The result always differs from the original pair: a donor whose cause (or effect) is the same
+    text is skipped. Raises :class:`TrainDataError` when no pair can make a difference (all pairs
+    identical, or fewer than two).
+
+    >>> new = corrupt([("rain", "wet"), ("sun", "dry")], 0, random.Random(0))
+    >>> new in {("sun", "wet"), ("rain", "dry")}
+    True
+    """
+    cause, effect = pairs[index]
+    n = len(pairs)
+    if n >= 2:
+        for _ in range(32):  # random donors first; duplicates are rare in a real bank
+            j = rng.randrange(n - 1)
+            j = j + 1 if j >= index else j
+            slot = rng.randrange(2)
+            new = (pairs[j][0], effect) if slot == 0 else (cause, pairs[j][1])
+            if new != (cause, effect):
+                return new
+        for j in range(n):  # deterministic fallback over every donor
+            for new in ((pairs[j][0], effect), (cause, pairs[j][1])):
+                if new != (cause, effect):
+                    return new
+    raise TrainDataError(
+        f"cannot corrupt pair {index} ({cause!r}, {effect!r}): no other pair has a different "
+        f"cause or effect among {n} pairs")
+
+
+def causal_order(premise: str, asks_for: str, alternative: str) -> Pair:
+    """The (cause, effect) clauses of a COPA candidate: the alternative is the cause when the
+    question asks for the cause, else the premise is.
+
+    >>> causal_order("The man fell.", "effect", "He got hurt.")
+    ('the man fell', 'he got hurt')
+    """
+    p, a = as_clause(premise), as_clause(alternative)
+    if asks_for == "cause":
+        return a, p
+    if asks_for == "effect":
+        return p, a
+    raise TrainDataError(f"asks_for (={asks_for!r}) must be 'cause' or 'effect'")
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+class CausalBert(nn.Module):
+    """A BERT encoder, mean pooling over the pair input and a linear head: one score a pair."""
+
+    def __init__(self, encoder: nn.Module, head: nn.Linear | None = None) -> None:
+        super().__init__()
+        self.encoder = encoder
+        hidden = int(encoder.config.hidden_size)
+        self.head = head if head is not None else nn.Linear(hidden, 1)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        # input_ids, attention_mask: (batch, tokens) -> scores: (batch,)
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state  # (b, t, h)
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (b, t, 1)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)  # (b, h)
+        return self.head(pooled).squeeze(-1)  # (b,)
+
+
+def score_pairs(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
+                max_tokens: int = 48) -> torch.Tensor:
+    """Scores ``s(c, e)`` of ``pairs``: (len(pairs),), with gradients if enabled."""
+    enc = tokenizer([c for c, _ in pairs], [e for _, e in pairs], truncation=True,
+                    max_length=max_tokens, padding=True, return_tensors="pt")
+    return model(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids"))
+
+
+def _minilm_path() -> Path:
+    from train.models import minilm_tokenizer_path
+
+    return minilm_tokenizer_path()
+
+
+def load_causal_bert(path: str | os.PathLike[str] | None = None,
+                     seed: int = 0) -> tuple[CausalBert, Any]:
+    """A CausalBERT and its tokenizer from a ``dpc train causal-bert`` folder, or (``path=None``)
+    the plain all-MiniLM-L6-v2 with a fresh head drawn with ``seed``."""
+    from transformers import AutoModel, AutoTokenizer
+
+    if path is None:
+        folder = _minilm_path()
+    else:
+        folder = Path(path)
+        if not folder.is_dir():
+            raise ModelFolderError(f"CausalBERT model folder {os.fspath(path)!r} does not exist")
+        if not (folder / HEAD_FILE).is_file() or not (folder / "config.json").is_file():
+            raise ModelFolderError(
+                f"{os.fspath(path)!r} is not a CausalBERT folder (needs config.json and "
+                f"{HEAD_FILE}; make one with dpc train causal-bert)")
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    encoder = AutoModel.from_pretrained(folder, local_files_only=True)
+    torch.manual_seed(seed)
+    model = CausalBert(encoder)
+    if path is not None:
+        model.head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
+    return model, tokenizer
+
+
+# ----------------------------------------------------------------------------- CausalBank
+
+
+@dataclass(frozen=True)
+class CausalBertOptions:
+    """One continued-training run (the ``dpc train causal-bert`` flags map 1:1 onto these)."""
+
+    bank: str
+    out: str
+    pairs: int | None = 10_000  # None: every train-split pair
+    batch_size: int = 32
+    lr: float = 3e-5
+    epochs: int = 1
+    max_tokens: int = 48
+    margin: float = 0.3
+    l2: float = 1e-5  # lambda of lambda/2 * ||Theta||^2
+    seed: int = 0
+    dev_pairs: int = 500  # CausalBank dev pairs for the before/after ranking accuracy
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "epochs", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
+        if self.pairs is not None and self.pairs < 2:
+            raise TrainError(f"`pairs` (={self.pairs}) must be at least 2 (or None for all)")
+        if self.lr <= 0 or self.margin <= 0 or self.l2 < 0:
+            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive "
+                             f"and `l2` (={self.l2}) not negative")
+
+
+@dataclass
+class CausalBertResult:
+    """What a run did; also written to ``OUT/causal_bert.json``."""
+
+    options: dict[str, Any]
+    pairs: int
+    steps: int
+    seconds: float
+    first_loss: float
+    last_loss: float
+    dev_accuracy_before: float | None
+    dev_accuracy_after: float | None
+    reused: bool = False
+    history: list[float] = field(default_factory=list)  # mean hinge per 20 steps
+
+
+def load_bank_pairs(bank: str | os.PathLike[str], split: str = "train", limit: int | None = None,
+                    seed: int = 0) -> list[Pair]:
+    """Distinct (cause, effect) pairs of one split of a bank, shuffled with ``seed``, the first
+    ``limit`` of them (all when ``None``)."""
+    from train.data import read_pairs_checked, split_of
+
+    seen: set[Pair] = set()
+    pairs: list[Pair] = []
+    for p in read_pairs_checked(os.fspath(bank)):
+        key = (" ".join(p.cause.split()), " ".join(p.effect.split()))
+        if split_of(p.sentence) == split and key[0] and key[1] and key not in seen:
+            seen.add(key)
+            pairs.append(key)
+    random.Random(seed).shuffle(pairs)
+    if len(pairs) < 2:
+        raise TrainDataError(f"CausalBank {os.fspath(bank)!r} has {len(pairs)} distinct "
+                             f"{split} pair(s); need at least 2")
+    return pairs if limit is None else pairs[:limit]
+
+
+def _l2(model: nn.Module) -> torch.Tensor:
+    return sum((p.pow(2).sum() for p in model.parameters() if p.requires_grad),
+               torch.zeros(()))
+
+
+def ranking_accuracy(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair], seed: int = 0,
+                     max_tokens: int = 48, batch_size: int = 64) -> float:
+    """Share of ``pairs`` scored above their corruption (fixed by ``seed``)."""
+    rng = random.Random(seed)
+    negatives = [corrupt(pairs, i, rng) for i in range(len(pairs))]
+    was_training = model.training
+    model.eval()
+    wins = 0
+    with torch.no_grad():
+        for i in range(0, len(pairs), batch_size):
+            pos = score_pairs(model, tokenizer, pairs[i:i + batch_size], max_tokens)
+            neg = score_pairs(model, tokenizer, negatives[i:i + batch_size], max_tokens)
+            wins += int((pos > neg).sum())
+    model.train(was_training)
+    return wins / len(pairs)
+
+
+def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
+                 options: CausalBertOptions) -> list[float]:
+    """Continued training in place; returns the mean hinge of every step (the L2 term, which is
+    optimised too, is left out of the returned values so that they show the ranking alone)."""
+    rng = random.Random(options.seed)
+    torch.manual_seed(options.seed)
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
+                                 lr=options.lr)
+    steps_per_epoch = math.ceil(len(pairs) / options.batch_size)
+    bar = None
+    if options.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps_per_epoch * options.epochs, unit="step", file=sys.stderr,
+                   desc="causal-bert")
+    losses: list[float] = []
+    model.train()
+    for _ in range(options.epochs):
+        order = list(range(len(pairs)))
+        rng.shuffle(order)
+        for start in range(0, len(order), options.batch_size):
+            idx = order[start:start + options.batch_size]
+            positives = [pairs[i] for i in idx]
+            negatives = [corrupt(pairs, i, rng) for i in idx]
+            scores = score_pairs(model, tokenizer, positives + negatives, options.max_tokens)
+            pos, neg = scores[:len(idx)], scores[len(idx):]  # (b,), (b,)
+            hinge = margin_loss(pos, neg, options.margin).mean()
+            loss = hinge + options.l2 / 2 * _l2(model)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(float(hinge.detach()))
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+    if bar is not None:
+        bar.close()
+    return losses
+
+
+def continue_training(options: CausalBertOptions, model: CausalBert | None = None,
+                      tokenizer: Any = None) -> CausalBertResult:
+    """Continued training of all-MiniLM-L6-v2 (or ``model``) on a bank; saves to ``options.out``.
+
+    A finished ``out`` folder (holding ``causal_bert.json``) with the same options is reused,
+    not retrained; one with other options is an error. There is no mid-run checkpoint.
+    """
+    out = Path(options.out)
+    wanted = {k: v for k, v in asdict(options).items() if k not in ("out", "progress")}
+    if (out / RUN_FILE).is_file():
+        done = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
+        if done["options"] != wanted:
+            raise TrainError(f"{options.out!r} holds a finished run with other options "
+                             f"({done['options']}); choose another --out")
+        done["reused"] = True
+        return CausalBertResult(**done)
+    pairs = load_bank_pairs(options.bank, "train", options.pairs, options.seed)
+    dev: list[Pair] = []
+    if options.dev_pairs:
+        try:
+            dev = load_bank_pairs(options.bank, "dev", options.dev_pairs, options.seed)
+        except TrainDataError:
+            dev = []
+    if model is None or tokenizer is None:
+        model, tokenizer = load_causal_bert(None, options.seed)
+    def dev_accuracy() -> float | None:
+        if not dev:
+            return None
+        return ranking_accuracy(model, tokenizer, dev, options.seed, options.max_tokens)
+
+    before = dev_accuracy()
+    start = time.perf_counter()
+    losses = train_margin(model, tokenizer, pairs, options)
+    seconds = time.perf_counter() - start
+    after = dev_accuracy()
+    out.mkdir(parents=True, exist_ok=True)
+    model.encoder.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    torch.save(model.head.state_dict(), out / HEAD_FILE)
+    history = [sum(losses[i:i + 20]) / len(losses[i:i + 20]) for i in range(0, len(losses), 20)]
+    result = CausalBertResult(wanted, len(pairs), len(losses), round(seconds, 1), losses[0],
+                              losses[-1], before, after, False, history)
+    tmp = out / (RUN_FILE + ".tmp")
+    tmp.write_text(json.dumps(asdict(result), indent=1), encoding="utf-8")
+    tmp.replace(out / RUN_FILE)  # written last: its presence marks a finished run
+    return result
+
+
+# ----------------------------------------------------------------------------- COPA
+
+
+@dataclass(frozen=True)
+class CopaRankingOptions:
+    """COPA margin-ranking fine-tuning (the whole model)."""
+
+    epochs: int = 3
+    batch_size: int = 16  # COPA items per step (2 scored pairs each)
+    lr: float = 3e-5
+    margin: float = 0.3
+    max_tokens: int = 48
+    seed: int = 0
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "max_tokens"):
+            if getattr(self, name) < 1:
+                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
+        if self.lr <= 0 or self.margin <= 0:
+            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive")
+
+
+def _copa_pairs(item: CopaItem) -> tuple[Pair, Pair]:
+    """(correct, wrong) candidates of an item, each in causal order."""
+    right = item.alternatives[item.answer - 1]
+    wrong = item.alternatives[2 - item.answer]
+    return (causal_order(item.premise, item.asks_for, right),
+            causal_order(item.premise, item.asks_for, wrong))
+
+
+def train_copa_ranking(model: CausalBert, tokenizer: Any, items: Sequence[CopaItem],
+                       options: CopaRankingOptions) -> list[float]:
+    """Fine-tune in place on ``max(0, m - s(correct) + s(wrong))``; returns the step losses."""
+    if not items:
+        raise TrainDataError("no COPA items to train on")
+    rng = random.Random(options.seed)
+    torch.manual_seed(options.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=options.lr, weight_decay=0.0)
+    steps = math.ceil(len(items) / options.batch_size) * options.epochs
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / max(1, steps // 10), (steps - s) / steps))
+    candidates = [_copa_pairs(it) for it in items]
+    bar = None
+    if options.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, unit="step", file=sys.stderr, desc="copa")
+    losses: list[float] = []
+    model.train()
+    for _ in range(options.epochs):
+        order = list(range(len(items)))
+        rng.shuffle(order)
+        for start in range(0, len(order), options.batch_size):
+            batch = [candidates[i] for i in order[start:start + options.batch_size]]
+            scores = score_pairs(model, tokenizer, [r for r, _ in batch] + [w for _, w in batch],
+                                 options.max_tokens)
+            pos, neg = scores[:len(batch)], scores[len(batch):]  # (b,), (b,)
+            loss = margin_loss(pos, neg, options.margin).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            losses.append(float(loss.detach()))
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    model.eval()
+    return losses
+
+
+class CausalBertScorer:
+    """COPA scorer: ``s(cause, effect)`` of the candidate in causal order (cached)."""
+
+    def __init__(self, model: CausalBert, tokenizer: Any, max_tokens: int = 48) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.max_tokens = max_tokens
+        self._cache: dict[Pair, float] = {}
+
+    def score_many(self, pairs: Sequence[Pair]) -> list[float]:
+        """Scores of (cause, effect) pairs, batched; fills the cache."""
+        todo = [p for p in dict.fromkeys(pairs) if p not in self._cache]
+        with torch.no_grad():
+            for i in range(0, len(todo), 64):
+                chunk = todo[i:i + 64]
+                for p, s in zip(chunk, score_pairs(self.model, self.tokenizer, chunk,
+                                                   self.max_tokens).tolist()):
+                    self._cache[p] = s
+        return [self._cache[p] for p in pairs]
+
+    def score(self, premise: str, asks_for: str, alternative: str) -> float:
+        return self.score_many([causal_order(premise, asks_for, alternative)])[0]
+
+
+def make_causal_bert_scorer(train: str | None = None, model: str | None = None, seed: int = 0,
+                            ranking: CopaRankingOptions | None = None,
+                            **_: Any) -> CausalBertScorer:
+    """Factory for ``--scorer causal-bert``: COPA-train on ``train``, starting from ``model``
+    (a ``dpc train causal-bert`` folder; plain all-MiniLM-L6-v2 when ``None``)."""
+    if train is None:
+        raise TrainError("the causal-bert scorer is trained on COPA: give the training file "
+                         "with --train TRAIN.xml (train=None)")
+    items = read_copa(train)
+    loaded, tokenizer = load_causal_bert(model, seed)
+    opts = ranking or CopaRankingOptions(seed=seed)
+    train_copa_ranking(loaded, tokenizer, items, opts)
+    return CausalBertScorer(loaded, tokenizer, opts.max_tokens)
+
+
+register_scorer("causal-bert", make_causal_bert_scorer)
