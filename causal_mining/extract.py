@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from causal_mining.errors import MiningConfigError
 from causal_mining.filters import (
     DropReason,
+    drop_hypothetical,
     drop_negated,
+    drop_parenthetical,
     drop_passive,
     drop_sense,
     drop_sentence,
@@ -100,7 +102,7 @@ _CLAUSE_CUT = re.compile(
 # "..., and because X, Y" / "He said that, owing to X, Y": a fronted subordinator inside a
 # conjunct or a complement clause.
 _CONJOINED = re.compile(
-    r"(?:[,;]\s*[\"\u201c]?\s*(?:and|but|yet|so)|\b(?:that|which|when|where|while|since|though|although))"
+    r"(?:[,;]\s*[\"\u201c]?\s*(?:and|but|yet|so)|\b(?:that|which|who|whom|when|where|while|since|though|although))"
     r"\s*,?\s+$",
     re.IGNORECASE,
 )
@@ -182,9 +184,44 @@ def _right_clause(sentence: str, start: int) -> int:
     return cut.start() if cut else len(sentence)
 
 
+def _opens_quote(sentence: str, offset: int) -> bool:
+    """Whether a quotation opens at ``offset`` (an opening quote mark followed by a word)."""
+    return (offset + 1 < len(sentence) and sentence[offset] in "\"\u201c"
+            and sentence[offset + 1].isalnum())
+
+
 def _opens_clause(sentence: str, start: int, end: int) -> bool:
     """Whether ``[start, end)`` holds nothing but openers ("And", "Partly", "But only")."""
     return all(w.lower() in _LEADING_OPENERS for w in words(sentence[start:end]))
+
+
+# Sentence adverbials that may precede a fronted subordinator in its clause ("At any rate, so
+# long as X, Y"; "Indeed, because X, Y").
+_ADVERBIAL_WORDS = frozenset(
+    {"at", "any", "rate", "all", "events", "however", "indeed", "now", "still", "besides",
+     "moreover", "perhaps", "of", "course", "in", "fact", "truth", "short", "the", "same",
+     "time", "first", "last", "length", "least", "nevertheless", "nonetheless", "anyway",
+     "surely", "certainly", "doubtless", "alas", "again", "then", "well", "oh", "yes", "no",
+     "sometimes", "often", "once", "meanwhile", "accordingly", "therefore", "thus", "hence",
+     "and", "but", "yet", "so", "or", "nor", "on", "other", "hand", "whole", "fortunately",
+     "unfortunately", "happily", "luckily", "naturally", "clearly", "obviously"}
+)
+
+
+def _fronted(sentence: str, start: int) -> bool:
+    """Whether the subordinator at ``start`` opens its clause (the sentence, or the clause after
+    ``;``, ``:`` or a dash), possibly after openers or a sentence adverbial set off by a comma
+    ("; owing to X, Y", "At any rate, so long as X, Y")."""
+    clause_start = 0
+    for cut in _CLAUSE_CUT.finditer(sentence, 0, start):
+        clause_start = cut.end()
+    if _opens_clause(sentence, clause_start, start):
+        return True
+    prefix = sentence[clause_start:start].rstrip()
+    if not prefix.endswith(","):
+        return False
+    prefix_words = [w.lower() for w in words(prefix)]
+    return len(prefix_words) <= 4 and all(w in _ADVERBIAL_WORDS for w in prefix_words)
 
 
 def arguments(
@@ -210,15 +247,20 @@ def arguments(
     conjoined = pattern.frontable and _CONJOINED.search(sentence, 0, match.start) is not None
     if conjoined and sentence.find(",", match.end, clause_end) < 0:
         return DropReason.NO_SPLIT  # "..., and as X Y": no comma ends the subordinate clause
-    if pattern.frontable and (conjoined or _opens_clause(sentence, 0, match.start)):
+    if pattern.frontable and (conjoined or _fronted(sentence, match.start)):
         # "Because X, Y" and "..., and because X, Y": X up to the comma, Y after it
         comma = sentence.find(",", match.end, clause_end)
         if comma < 0:
             return DropReason.NO_SPLIT
         complement = _trim(sentence, match.end, comma, False)
         host = _trim(sentence, _skip_openers(sentence, comma + 1, clause_end), clause_end, False)
+        if _opens_quote(sentence, clause_end):
+            return DropReason.DANGLING  # the host runs on inside a quotation
     else:
         host_start, host_end = _left_clause(sentence, match.start)
+        raw_last = words(sentence[host_start:host_end])[-1:]
+        if raw_last and raw_last[0].lower() == "so" and pattern.frontable:
+            return DropReason.DANGLING  # "I think so because ...": "so" stands for another clause
         host = _trim(sentence, _skip_openers(sentence, host_start, host_end), host_end, True)
         last = sentence[host[0] : host[1]].rsplit(" ", 1)[-1].lower().replace("\u2019", "'")
         if last.split("'")[0] in _DANGLING:
@@ -229,6 +271,10 @@ def arguments(
             return DropReason.DANGLING  # a dialogue tag: '"...," Rob told them, "because ..."'
 
         cut = _COMPLEMENT_CUT.search(sentence, match.end, clause_end)
+        if cut is None and _opens_quote(sentence, clause_end):
+            # 'they would say "baa"', 'a situation better than an "armed neutrality"': the
+            # argument runs on inside the quotation, and the span cut before it is a fragment
+            return DropReason.DANGLING
         complement = _trim(sentence, match.end, cut.start() if cut else clause_end, False)
     if pattern.cls is PatternClass.EPC:
         return complement, host
@@ -248,8 +294,8 @@ def _check_tags(
         cause, effect = spans  # CPE: host (cause) is on the left
         if not tags.has_finite_verb(*cause):
             return DropReason.NO_CLAUSE
-        if name == ", so" and not tags.has_finite_verb(*effect):
-            return DropReason.NO_CLAUSE
+        if name == ", so" and not tags.has_main_verb(*effect):
+            return DropReason.NO_CLAUSE  # "and so they would 999 times out of a thousand"
         first = tags.tag_at(effect[0])
         if (
             first in _VERB_TAGS
@@ -279,6 +325,8 @@ def _evaluate(
     for match in matches:
         reason = (
             drop_negated(sentence, match)
+            or drop_hypothetical(sentence, match)
+            or drop_parenthetical(sentence, match)
             or drop_passive(sentence, match)
             or drop_sense(sentence, match)
         )

