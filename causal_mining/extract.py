@@ -6,8 +6,11 @@ For an infix pattern the *host* clause is the text before the pattern and the *c
 text after it, each limited to its clause (``;``, ``:``, ``--`` and dashes end a clause; the
 complement also ends at ", but", ", yet", ", though", ", while", ", whereas"). EPC: host = effect,
 complement = cause. CPE: host = cause, complement = effect. A subordinator that opens its clause
-(``Because X, Y``; ``In order to X, Y``) is *fronted*: the complement runs to the first comma and
-the host is the rest of the clause. ``if X, then Y``: cause X, effect Y. ``X prevented Y from
+(``Because X, Y``; ``In order to X, Y``) is *fronted* -- also at the start of a clause after
+``;`` or a dash, after a relative pronoun (``who, because X, Y``) or after a short sentence
+adverbial (``At any rate, so long as X, Y``): the complement runs to the first comma and
+the host is the rest of the clause. An argument that runs on into a quotation, or a host
+ending in a pro-form *so* (``I think so because ...``), is dangling and dropped. ``if X, then Y``: cause X, effect Y. ``X prevented Y from
 Z``: cause X, effect ``Y from Z`` (the whole span after the verb, so it stays contiguous).
 
 Rules (the paper's): cause and effect come from the same sentence, are contiguous spans of it,

@@ -481,7 +481,8 @@ def drop_sense(sentence: str, match: PatternMatch) -> DropReason | None:
     money", "as she could not come"), not a progressive or reportative one ("as he was leaving",
     "as I had said"). ``as long as`` must not be about duration ("as long as I live").
     ``due to`` must not mean *owed* ("the respect due to his rank"). ``lead to`` must not be
-    spatial ("the path led to the river").
+    spatial ("the path led to the river"). ``so that it were ...`` is a proviso, not a purpose;
+    ``and so it turned out`` means *thus*.
 
     >>> from causal_mining.patterns import find_matches
     >>> [drop_sense(s, find_matches(s)[0]) for s in (
