@@ -74,6 +74,9 @@ __all__ = [
 
 HEAD_FILE = "head.pt"
 RUN_FILE = "causal_bert.json"
+CHECKPOINT_FILE = "checkpoint.pt"
+#: Options that may differ between an interrupted run and its resumption.
+RESUMABLE_CHANGES = frozenset({"out", "progress", "checkpoint_every"})
 
 Pair = tuple[str, str]  # (cause, effect)
 
@@ -210,10 +213,11 @@ class CausalBertOptions:
     l2: float = 1e-5  # lambda of lambda/2 * ||Theta||^2
     seed: int = 0
     dev_pairs: int = 500  # CausalBank dev pairs for the before/after ranking accuracy
+    checkpoint_every: int = 50  # steps between checkpoints (OUT/checkpoint.pt)
     progress: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("batch_size", "epochs", "max_tokens"):
+        for name in ("batch_size", "epochs", "max_tokens", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
         if self.pairs is not None and self.pairs < 2:
@@ -282,26 +286,44 @@ def ranking_accuracy(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair], s
 
 
 def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
-                 options: CausalBertOptions) -> list[float]:
+                 options: CausalBertOptions, checkpoint: Path | None = None,
+                 extra: dict[str, Any] | None = None) -> list[float]:
     """Continued training in place; returns the mean hinge of every step (the L2 term, which is
-    optimised too, is left out of the returned values so that they show the ranking alone)."""
+    optimised too, is left out of the returned values so that they show the ranking alone).
+
+    With ``checkpoint``, the whole state (weights, optimiser, both random generators, the epoch's
+    order and position, the losses so far and ``extra``) is written there atomically every
+    ``options.checkpoint_every`` steps, and a run that finds one resumes from it: an interrupted
+    run continued this way gives the same weights and losses as an uninterrupted one.
+    """
     rng = random.Random(options.seed)
     torch.manual_seed(options.seed)
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
                                  lr=options.lr)
+    epoch, start, order, losses, seconds = 0, 0, None, [], 0.0
+    run_start = time.perf_counter()
+    if checkpoint is not None and checkpoint.is_file():
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        rng.setstate(state["python_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        epoch, start, order, losses = state["epoch"], state["start"], state["order"], state["losses"]
+        seconds = state["seconds"]
     steps_per_epoch = math.ceil(len(pairs) / options.batch_size)
     bar = None
     if options.progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=steps_per_epoch * options.epochs, unit="step", file=sys.stderr,
-                   desc="causal-bert")
-    losses: list[float] = []
+        bar = tqdm(total=steps_per_epoch * options.epochs, initial=len(losses), unit="step",
+                   file=sys.stderr, desc="causal-bert")
     model.train()
-    for _ in range(options.epochs):
-        order = list(range(len(pairs)))
-        rng.shuffle(order)
-        for start in range(0, len(order), options.batch_size):
+    while epoch < options.epochs:
+        if order is None:
+            order = list(range(len(pairs)))
+            rng.shuffle(order)
+            start = 0
+        while start < len(order):
             idx = order[start:start + options.batch_size]
             positives = [pairs[i] for i in idx]
             negatives = [corrupt(pairs, i, rng) for i in idx]
@@ -313,12 +335,28 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
             loss.backward()
             optimizer.step()
             losses.append(float(hinge.detach()))
+            start += options.batch_size
+            if checkpoint is not None and len(losses) % options.checkpoint_every == 0:
+                _save_state(checkpoint, {
+                    "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "python_rng": rng.getstate(), "torch_rng": torch.get_rng_state(),
+                    "epoch": epoch, "start": start, "order": order, "losses": losses,
+                    "seconds": seconds + time.perf_counter() - run_start, "extra": extra or {}})
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
+        epoch, order = epoch + 1, None
     if bar is not None:
         bar.close()
     return losses
+
+
+def _save_state(path: Path, state: dict[str, Any]) -> None:
+    """``torch.save`` to a temporary file, then rename it over ``path`` (never a torn file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
 
 
 def continue_training(options: CausalBertOptions, model: CausalBert | None = None,
@@ -326,10 +364,12 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     """Continued training of all-MiniLM-L6-v2 (or ``model``) on a bank; saves to ``options.out``.
 
     A finished ``out`` folder (holding ``causal_bert.json``) with the same options is reused,
-    not retrained; one with other options is an error. There is no mid-run checkpoint.
+    not retrained; one with other options is an error. An interrupted run resumes from
+    ``OUT/checkpoint.pt`` (written every ``checkpoint_every`` steps) when run again with the same
+    options; ``model`` then only supplies the architecture, its weights come from the checkpoint.
     """
     out = Path(options.out)
-    wanted = {k: v for k, v in asdict(options).items() if k not in ("out", "progress")}
+    wanted = {k: v for k, v in asdict(options).items() if k not in RESUMABLE_CHANGES}
     if (out / RUN_FILE).is_file():
         done = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
         if done["options"] != wanted:
@@ -337,6 +377,16 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
                              f"({done['options']}); choose another --out")
         done["reused"] = True
         return CausalBertResult(**done)
+    checkpoint = out / CHECKPOINT_FILE
+    resumed: dict[str, Any] | None = None
+    seconds_before = 0.0
+    if checkpoint.is_file():
+        state = torch.load(checkpoint, weights_only=False)
+        resumed, seconds_before = state["extra"], state["seconds"]
+        if resumed.get("options") != wanted:
+            raise TrainError(f"{options.out!r} holds an interrupted run with other options "
+                             f"({resumed.get('options')}); rerun it with those, or choose "
+                             "another --out")
     pairs = load_bank_pairs(options.bank, "train", options.pairs, options.seed)
     dev: list[Pair] = []
     if options.dev_pairs:
@@ -351,10 +401,13 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
             return None
         return ranking_accuracy(model, tokenizer, dev, options.seed, options.max_tokens)
 
-    before = dev_accuracy()
+    before = resumed["dev_before"] if resumed is not None else dev_accuracy()
     start = time.perf_counter()
-    losses = train_margin(model, tokenizer, pairs, options)
-    seconds = time.perf_counter() - start
+    # seconds: training time of the steps that count (an interrupted run's steps after its last
+    # checkpoint are redone, so their time is not added)
+    losses = train_margin(model, tokenizer, pairs, options, checkpoint,
+                          {"options": wanted, "dev_before": before})
+    seconds = seconds_before + time.perf_counter() - start
     after = dev_accuracy()
     out.mkdir(parents=True, exist_ok=True)
     model.encoder.save_pretrained(out)
@@ -366,6 +419,7 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     tmp = out / (RUN_FILE + ".tmp")
     tmp.write_text(json.dumps(asdict(result), indent=1), encoding="utf-8")
     tmp.replace(out / RUN_FILE)  # written last: its presence marks a finished run
+    checkpoint.unlink(missing_ok=True)
     return result
 
 

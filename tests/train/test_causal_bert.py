@@ -137,6 +137,67 @@ def test_continue_training_saves_loads_and_reuses(tokenizer, tiny_bank: Path,
                                             dev_pairs=0, progress=False))
 
 
+def test_interrupted_continued_training_resumes_to_the_same_result(
+        tokenizer, tiny_bank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.causal_bert as cb
+
+    def options(out: Path) -> CausalBertOptions:
+        return CausalBertOptions(bank=str(tiny_bank), out=str(out), pairs=24, batch_size=4,
+                                 lr=1e-3, epochs=2, dev_pairs=0, checkpoint_every=5,
+                                 progress=False)
+
+    whole = continue_training(options(tmp_path / "whole"), tiny_model(tokenizer), tokenizer)
+    assert whole.steps == 12  # 2 epochs of 6 batches
+
+    real_loss, calls = cb.margin_loss, []
+
+    def failing_loss(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 8:  # the 8th step dies after the checkpoint of step 5
+            raise KeyboardInterrupt
+        return real_loss(*args, **kwargs)
+
+    monkeypatch.setattr(cb, "margin_loss", failing_loss)
+    with pytest.raises(KeyboardInterrupt):
+        continue_training(options(tmp_path / "cut"), tiny_model(tokenizer), tokenizer)
+    assert (tmp_path / "cut" / cb.CHECKPOINT_FILE).is_file()
+    assert not (tmp_path / "cut" / cb.RUN_FILE).exists()
+    monkeypatch.setattr(cb, "margin_loss", real_loss)
+
+    # another initialisation: the weights must come from the checkpoint, not from this model
+    resumed = continue_training(options(tmp_path / "cut"), tiny_model(tokenizer, seed=7),
+                                tokenizer)
+    assert resumed.steps == 12 and not (tmp_path / "cut" / cb.CHECKPOINT_FILE).exists()
+    assert resumed.history == pytest.approx(whole.history)
+    assert (resumed.first_loss, resumed.last_loss) == pytest.approx(
+        (whole.first_loss, whole.last_loss))
+    probe = [("it rained all night", "the ground was wet"), ("he ran fast", "he was tired")]
+    a, tok = load_causal_bert(tmp_path / "whole")
+    b, _ = load_causal_bert(tmp_path / "cut")
+    with torch.no_grad():
+        assert score_pairs(a.eval(), tok, probe).tolist() == pytest.approx(
+            score_pairs(b.eval(), tok, probe).tolist(), abs=1e-6)
+
+
+def test_resuming_with_other_options_is_refused(tokenizer, tiny_bank: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.causal_bert as cb
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    base = dict(bank=str(tiny_bank), out=str(tmp_path / "cb"), pairs=8, batch_size=2,
+                dev_pairs=0, checkpoint_every=1, progress=False)
+    real_save = cb._save_state
+    monkeypatch.setattr(cb, "_save_state", lambda path, state: (real_save(path, state), stop()))
+    with pytest.raises(KeyboardInterrupt):
+        continue_training(CausalBertOptions(**base), tiny_model(tokenizer), tokenizer)
+    monkeypatch.setattr(cb, "_save_state", real_save)
+    with pytest.raises(TrainError, match="interrupted run with other options"):
+        continue_training(CausalBertOptions(**{**base, "lr": 1e-2}), tiny_model(tokenizer),
+                          tokenizer)
+
+
 @pytest.mark.parametrize("asks_for, expected", [
     ("cause", ("he tripped", "the man fell")),   # the alternative is the cause
     ("effect", ("the man fell", "he tripped")),  # the premise is the cause
