@@ -105,6 +105,12 @@ def tokenizer_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_summary(result: Any) -> int:
+    """Print a run's result dataclass as JSON, without its per-step history; exit status 0."""
+    print(json.dumps({k: v for k, v in asdict(result).items() if k != "history"}, indent=1))
+    return 0
+
+
 def generator_command(args: argparse.Namespace) -> int:
     """``dpc train generator``: train or resume; prints the result as JSON."""
     from train.trainer import options_from_dict, train_generator
@@ -115,9 +121,7 @@ def generator_command(args: argparse.Namespace) -> int:
     except DpcError as err:
         print(f"dpc train generator: error: {err}", file=sys.stderr)
         return 2
-    summary = {k: v for k, v in asdict(result).items() if k != "history"}
-    print(json.dumps(summary, indent=1))
-    return 0
+    return _print_summary(result)
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
@@ -153,9 +157,7 @@ def causal_bert_command(args: argparse.Namespace) -> int:
     except DpcError as err:
         print(f"dpc train causal-bert: error: {err}", file=sys.stderr)
         return 2
-    summary = {k: v for k, v in asdict(result).items() if k != "history"}
-    print(json.dumps(summary, indent=1))
-    return 0
+    return _print_summary(result)
 
 
 def main(argv: list[str] | None = None) -> int:
