@@ -23,8 +23,8 @@ from typing import Any
 
 from cause_effect_graph.errors import GraphError
 
-__all__ = ["add_graph_parser", "build_command", "export_command", "main", "query_command",
-           "show_command", "stats_command"]
+__all__ = ["add_graph_parser", "build_command", "cooccur_command", "export_command", "main",
+           "query_command", "show_command", "stats_command"]
 
 
 def _error(err: Exception) -> int:
@@ -63,6 +63,19 @@ def add_graph_parser(sub: Any) -> argparse.ArgumentParser:
     b.add_argument("--compression", choices=("xz", "zlib"), default="xz")
     b.add_argument("--no-progress", action="store_true")
     b.set_defaults(func=build_command)
+
+    c = commands.add_parser("cooccur", help="window co-occurrence counts of lemmas in raw text "
+                            "(for the window-PMI COPA baseline)")
+    c.add_argument("inputs", nargs="+", help="text files, folders or globs (any reader of dpc mine)")
+    c.add_argument("--out", required=True, help="counts file to write (.json.gz)")
+    vocab = c.add_mutually_exclusive_group(required=True)
+    vocab.add_argument("--vocab-copa", nargs="+", metavar="COPA.xml",
+                       help="count the content lemmas of these COPA files")
+    vocab.add_argument("--vocab", metavar="FILE", help="count these lemmas (one per line)")
+    c.add_argument("--window", type=int, default=5, help="words after a lemma that count (5)")
+    c.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    c.add_argument("--no-progress", action="store_true")
+    c.set_defaults(func=cooccur_command)
 
     q = commands.add_parser("query", help="constraint lemmas for a sentence")
     q.add_argument("sentence")
@@ -196,6 +209,29 @@ def stats_command(args: argparse.Namespace) -> int:
     print("most frequent causes: " + ", ".join(f"{n} ({v:,})" for n, v in stats["top_causes"]))
     print("most frequent effects: " + ", ".join(f"{n} ({v:,})" for n, v in stats["top_effects"]))
     print("heaviest edges: " + ", ".join(f"{u}->{v} ({w:,})" for u, v, w in stats["top_edges"]))
+    return 0
+
+
+def cooccur_command(args: argparse.Namespace) -> int:
+    """``dpc graph cooccur INPUT... --out FILE (--vocab-copa X.xml | --vocab FILE)``."""
+    from cause_effect_graph.cooccurrence import copa_vocabulary, count_windows, save_counts
+    from dpc_decode.errors import DpcError
+
+    try:
+        if args.vocab_copa:
+            vocab = copa_vocabulary(args.vocab_copa)
+        else:
+            try:
+                vocab = {w.strip() for w in Path(args.vocab).read_text(encoding="utf-8").split()}
+            except OSError as err:
+                raise GraphError(f"cannot read --vocab {args.vocab!r}: {err}") from None
+        counts = count_windows(args.inputs, vocab, args.window, args.workers,
+                               not args.no_progress)
+        save_counts(counts, args.out)
+    except (DpcError, OSError) as err:
+        return _error(err)
+    print(f"{args.out}: {len(counts.pairs):,} lemma pairs of {len(vocab):,} lemmas over "
+          f"{counts.tokens:,} words in {len(counts.sources)} files (window {counts.window})")
     return 0
 
 

@@ -18,7 +18,8 @@ from tasks.copa import accuracy, available_scorers, make_scorer, predict, read_c
 __all__ = ["SCORER_MODULES", "add_eval_parser", "eval_copa_command", "load_scorer_modules"]
 
 #: Modules whose import registers COPA scorers (graph, pmi, generator, causal-bert, ...).
-SCORER_MODULES = ("cause_effect_graph.copa_scorers", "train.copa_scorers", "train.causal_bert")
+SCORER_MODULES = ("cause_effect_graph.copa_scorers", "cause_effect_graph.cooccurrence",
+                  "train.copa_scorers", "train.causal_bert")
 
 
 def load_scorer_modules() -> None:
@@ -39,6 +40,8 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("file", help="COPA XML file (e.g. ../shared/data/copa/copa-dev.xml)")
     c.add_argument("--scorer", required=True, help="scorer name (see the error for the list)")
     c.add_argument("--graph", default=None, help="Cause Effect Graph path (graph scorers)")
+    c.add_argument("--counts", default=None,
+                   help="co-occurrence counts (window-pmi, graph-window; dpc graph cooccur)")
     c.add_argument("--model", default=None, help="model folder (generator scorers)")
     c.add_argument("--train", default=None, help="COPA XML to train on (trained scorers)")
     c.add_argument("--seed", type=int, default=0)
@@ -55,7 +58,7 @@ def eval_copa_command(args: argparse.Namespace) -> int:
     try:
         load_scorer_modules()
         items = read_copa(args.file)
-        options = {k: getattr(args, k) for k in ("graph", "model", "train", "seed")}
+        options = {k: getattr(args, k) for k in ("graph", "counts", "model", "train", "seed")}
         scorer = make_scorer(args.scorer, **{k: v for k, v in options.items() if v is not None})
         if args.predictions:
             with open(args.predictions, "w", encoding="utf-8") as out:

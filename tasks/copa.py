@@ -82,9 +82,11 @@ def read_copa(path: str | Path) -> list[CopaItem]:
 
 
 class CopaScorer(Protocol):
-    """Scores how plausible ``alternative`` is as the ``asks_for`` of ``premise``."""
+    """Scores how plausible ``alternative`` is as the ``asks_for`` of ``premise``; a tuple is
+    compared lexicographically (a back-off: later parts decide only ties of earlier ones)."""
 
-    def score(self, premise: str, asks_for: Relation, alternative: str) -> float: ...
+    def score(self, premise: str, asks_for: Relation,
+              alternative: str) -> float | tuple[float, ...]: ...
 
 
 class LengthScorer:
