@@ -32,12 +32,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from itertools import pairwise
 from enum import StrEnum
 
 from causal_mining.patterns import PatternMatch, Shape
 from causal_mining.sentences import words
 
 __all__ = [
+    "BoilerplateFilter",
+    "Deduplicator",
     "DropReason",
     "drop_hypothetical",
     "drop_negated",
@@ -45,8 +48,6 @@ __all__ = [
     "drop_passive",
     "drop_sense",
     "drop_sentence",
-    "BoilerplateFilter",
-    "Deduplicator",
     "normalise_pair",
 ]
 
@@ -186,7 +187,7 @@ def drop_hypothetical(sentence: str, match: PatternMatch) -> DropReason | None:
     if match.pattern.shape is Shape.IF_THEN:
         return None
     near = _words_before(sentence, match.start, 3)
-    for a, b in zip(near, near[1:]):
+    for a, b in pairwise(near):
         if a == "as" and b in {"if", "though"}:
             return DropReason.HYPOTHETICAL
     if match.pattern.sense not in _CAUSATIVE_SENSES:
@@ -279,7 +280,7 @@ _AS_NOT_CAUSAL_NEXT = frozenset(
      "predicted", "promised", "agreed", "arranged", "planned", "proposed", "ordered",
      "directed", "requested", "desired", "suspected", "imagined", "guessed", "conjectured",
      "presumed", "assumed", "announced", "prophesied", "foretold", "settled", "decided",
-     "customary", "prescribed", "required", "commanded", "instructed", "advised", "promised",
+     "customary", "prescribed", "required", "commanded", "instructed", "advised",
      "informed", "assured", "warned", "remarked", "afterwards"}
 )
 

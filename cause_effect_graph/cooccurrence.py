@@ -44,7 +44,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _LEMMA_ORDER = ("VERB", "NOUN", "ADJ", "ADV")
 
 
-@lru_cache(maxsize=None)
+@cache
 def word_lemma(word: str) -> str:
     """The lemma of a lower-case word form by lemminflect's dictionary (verb reading first).
 

@@ -396,6 +396,7 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
             dev = []
     if model is None or tokenizer is None:
         model, tokenizer = load_causal_bert(None, options.seed)
+
     def dev_accuracy() -> float | None:
         if not dev:
             return None

@@ -186,8 +186,8 @@ def test_resuming_with_other_options_is_refused(tokenizer, tiny_bank: Path, tmp_
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
-    base = dict(bank=str(tiny_bank), out=str(tmp_path / "cb"), pairs=8, batch_size=2,
-                dev_pairs=0, checkpoint_every=1, progress=False)
+    base = {"bank": str(tiny_bank), "out": str(tmp_path / "cb"), "pairs": 8, "batch_size": 2,
+            "dev_pairs": 0, "checkpoint_every": 1, "progress": False}
     real_save = cb._save_state
     monkeypatch.setattr(cb, "_save_state", lambda path, state: (real_save(path, state), stop()))
     with pytest.raises(KeyboardInterrupt):
