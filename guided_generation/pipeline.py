@@ -323,6 +323,10 @@ class GuidedGenerator:
         return GuidedResult(text, direction, ranked, list(decoded.keywords),
                             notes + list(decoded.notes), stats)
 
+    def clear_cache(self) -> None:
+        """Forget the kept decodes (the next :meth:`generate` decodes again; for timing)."""
+        self._decoded.clear()
+
     def _decode(self, text: str, direction: str, options: GuidedOptions,
                 constraints: tuple[str, ...], progress: bool, banned: tuple[str, ...]) -> _Decoded:
         """Keywords, rows and the merged outputs of one input, before reranking.

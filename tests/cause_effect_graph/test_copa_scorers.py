@@ -36,7 +36,7 @@ def test_factories_accept_the_cli_options(small_graph, tmp_path):
 @pytest.mark.parametrize("name, floor", [("graph", 0.515), ("pmi", 0.505)])
 def test_copa_dev_accuracy_on_the_bundled_graph(name, floor):
     # Regression floors just under the measured 52.2% / 51.2% (benchmarks/graph/RESULTS.md);
-    # the 60% target is not reached with 138k Gutenberg pairs.
+    # the 60% target is not reached with 119k Gutenberg pairs.
     bundled_or_skip()
     items = read_copa(COPA_DEV)
     assert accuracy(make_scorer(name), items) >= floor

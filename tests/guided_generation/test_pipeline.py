@@ -159,3 +159,6 @@ def test_reranking_again_reuses_the_decode(generator, monkeypatch):
         o.text for o in generator.generate("babies cry", "effect", GuidedOptions(**{**base, "k": 50})).outputs}
     generator.generate("babies cry", "effect", GuidedOptions(**{**base, "m": 1}))
     assert len(calls) == 3  # k=50 and m=1 change the decode
+    generator.clear_cache()
+    generator.generate("babies cry", "effect", GuidedOptions(**base))
+    assert len(calls) == 4  # a cleared cache decodes again (what the speed benchmark times)
