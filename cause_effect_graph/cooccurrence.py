@@ -16,7 +16,8 @@ cause–effect pairs the miner extracted:
   :class:`WindowPmiScorer` (``--scorer window-pmi``) gives a (cause, effect) pair of phrases the
   mean of ``window_pmi(c, e)`` over their lemma pairs, a pair never seen counting 0, so the cause
   words must come *before* the effect words, as causes tend to precede effects in narrative.
-  For ``asks-for="cause"`` the alternative is the cause.
+  For ``asks-for="cause"`` the alternative is the cause. ``--scorer window-pmi-any-order``
+  counts the pairs in either order instead.
 * ``--scorer graph-window`` answers with the graph's causal strength when the graph knows a
   lemma pair of either alternative, and with the window PMI otherwise (a back-off decided before
   looking at the results).
@@ -170,13 +171,18 @@ def _vocab_lemmatizer(vocab: frozenset[str]) -> Callable[[str], str | None]:
     return lemma_of
 
 
-def window_pmi(counts: WindowCounts, first: str, second: str) -> float:
-    """PMI of ``first`` occurring before ``second`` within the window; 0.0 if never seen."""
+def window_pmi(counts: WindowCounts, first: str, second: str, ordered: bool = True) -> float:
+    """PMI of ``first`` occurring before ``second`` within the window (``ordered``), or of the
+    two occurring within the window in either order; 0.0 if never seen."""
     joint = counts.pair(first, second)
+    spans = counts.window
+    if not ordered:
+        joint += counts.pair(second, first) if first != second else 0
+        spans *= 2
     if joint == 0:
         return 0.0
     return math.log(joint * counts.tokens
-                    / (counts.unigrams[first] * counts.unigrams[second] * counts.window))
+                    / (counts.unigrams[first] * counts.unigrams[second] * spans))
 
 
 def _count_file(job: tuple[str, frozenset[str], int]) -> WindowCounts:
@@ -263,15 +269,17 @@ def load_counts(path: str | os.PathLike[str]) -> WindowCounts:
 class WindowPmiScorer:
     """COPA scorer: mean window PMI of (cause lemma, effect lemma) pairs, cause words first."""
 
-    def __init__(self, counts: WindowCounts | str | os.PathLike[str]) -> None:
+    def __init__(self, counts: WindowCounts | str | os.PathLike[str], ordered: bool = True) -> None:
         self.counts = counts if isinstance(counts, WindowCounts) else load_counts(counts)
+        self.ordered = ordered
 
     def phrase(self, cause: str, effect: str) -> float:
         """Mean of :func:`window_pmi` over the lemma pairs of two phrases (0.0 without any)."""
         c, e = content_lemmas(cause), content_lemmas(effect)
         if not c or not e:
             return 0.0
-        return sum(window_pmi(self.counts, x, y) for x in c for y in e) / (len(c) * len(e))
+        return sum(window_pmi(self.counts, x, y, self.ordered)
+                   for x in c for y in e) / (len(c) * len(e))
 
     def has_evidence(self, cause: str, effect: str) -> bool:
         return any(self.counts.pair(x, y) for x in content_lemmas(cause)
@@ -329,6 +337,8 @@ def _register() -> None:
     except ModuleNotFoundError:  # pragma: no cover - tasks/ absent from a partial checkout
         return
     register_scorer("window-pmi", lambda **o: WindowPmiScorer(_counts_option(o)))
+    register_scorer("window-pmi-any-order",
+                    lambda **o: WindowPmiScorer(_counts_option(o), ordered=False))
     register_scorer("graph-window",
                     lambda **o: GraphWindowScorer(o.get("graph"), _counts_option(o)))
 

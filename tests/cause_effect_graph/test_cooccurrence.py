@@ -48,6 +48,9 @@ def test_pmi_formula_and_unseen_pairs() -> None:
     assert window_pmi(counts, "rain", "wet") == pytest.approx(math.log(1 * 7 / (1 * 1 * 5)))
     assert window_pmi(counts, "wet", "rain") == 0.0
     assert window_pmi(counts, "rain", "dry") == 0.0
+    # either order: c = 1 + 0 over twice the window spans
+    assert window_pmi(counts, "wet", "rain", ordered=False) == pytest.approx(
+        math.log(1 * 7 / (1 * 1 * 10)))
 
 
 def test_scorer_puts_the_cause_words_first() -> None:
