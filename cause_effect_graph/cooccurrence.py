@@ -121,19 +121,19 @@ class WindowCounts:
         """How often ``first`` occurred 1..window words before ``second``."""
         return self.pairs.get((first, second), 0)
 
-    def add_text(self, text: str, vocab: frozenset[str] | set[str],
-                 lemma_of: Callable[[str], str | None]) -> None:
-        """Count one text (a paragraph: windows do not cross texts)."""
+    def add_text(self, text: str, lemma_of: Callable[[str], str | None]) -> None:
+        """Count one text (a paragraph: windows do not cross texts); ``lemma_of`` maps a word
+        form to its vocabulary lemma, or ``None`` for words outside the vocabulary."""
         forms = _WORD.findall(text.lower())
         self.tokens += len(forms)
         hits = [(i, lemma) for i, lemma in ((i, lemma_of(w)) for i, w in enumerate(forms))
                 if lemma is not None]
         for k, (i, first) in enumerate(hits):
             self.unigrams[first] += 1
-            for j, second in hits[k + 1:]:
-                if j - i > self.window:
-                    break
-                self.pairs[(first, second)] += 1
+            m = k + 1
+            while m < len(hits) and hits[m][0] - i <= self.window:
+                self.pairs[(first, hits[m][1])] += 1
+                m += 1
 
     def merge(self, other: WindowCounts) -> None:
         if other.window != self.window:
@@ -151,7 +151,7 @@ class WindowCounts:
         counts = cls(window)
         lemma_of = _vocab_lemmatizer(vocab_set)
         for text in texts:
-            counts.add_text(text, vocab_set, lemma_of)
+            counts.add_text(text, lemma_of)
         return counts
 
 
@@ -192,7 +192,7 @@ def _count_file(job: tuple[str, frozenset[str], int]) -> WindowCounts:
     counts = WindowCounts(window, sources=[path])
     lemma_of = _vocab_lemmatizer(vocab)
     for doc in read_documents(Path(path), ReadStats()):
-        counts.add_text(doc.text, vocab, lemma_of)
+        counts.add_text(doc.text, lemma_of)
     return counts
 
 
