@@ -54,6 +54,9 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
         flag = "--" + f.name.replace("_", "-")
         if f.name == "variant":
             g.add_argument(flag, choices=("both", "paper-cause", "paper-effect"), default=value)
+        elif f.name == "init_from":
+            g.add_argument(flag, default=None, metavar="MODEL",
+                           help="start from this generator's weights (e.g. the bundled model)")
         else:
             kind = float if f.name in ("lr", "dropout", "weight_decay", "max_minutes") else int
             g.add_argument(flag, type=kind, default=value)

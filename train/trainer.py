@@ -70,6 +70,7 @@ class TrainOptions:
     max_words: int = 32
     seed: int = 0
     threads: int | None = None
+    init_from: str | None = None  # a generator folder whose weights start the run
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -153,6 +154,20 @@ def _save_model(folder: Path, model: Any, tokenizer: Any, info: dict[str, Any]) 
     tmp.rename(folder)
 
 
+def _initial_weights(folder: str, config: GeneratorConfig) -> Any:
+    """The generator in ``folder`` (``--init-from``), checked against the run's architecture."""
+    from train.models import load_generator
+
+    loaded = load_generator(folder).model  # ModelFolderError for a missing or foreign folder
+    want = build_generator(config, seed=0).config
+    diffs = [f"{k}: {getattr(loaded.config, k)} (folder) vs {getattr(want, k)} (options)"
+             for k in ("vocab_size", "d_model", "d_ff", "num_layers", "num_decoder_layers",
+                       "num_heads") if getattr(loaded.config, k) != getattr(want, k)]
+    if diffs:
+        raise TrainError(f"--init-from {folder!r} has another architecture: {'; '.join(diffs)}")
+    return loaded
+
+
 def _check_same_options(path: Path, options: TrainOptions) -> None:
     saved = json.loads(path.read_text())
     diffs = [f"{k}: {saved.get(k)!r} -> {v!r}" for k, v in asdict(options).items()
@@ -201,6 +216,9 @@ def train_generator(options: TrainOptions) -> TrainResult:
     if (checkpoint / "trainer_state.pt").exists():
         model = T5ForConditionalGeneration.from_pretrained(str(checkpoint))
         state = torch.load(checkpoint / "trainer_state.pt", weights_only=False)
+    elif options.init_from is not None:
+        model = _initial_weights(options.init_from, model_config)
+        state = None
     else:
         model = build_generator(model_config, seed=options.seed)
         state = None

@@ -5,6 +5,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from dpc_decode.errors import DpcError
 from train.errors import ModelFolderError, TrainError
 from train.models import load_generator
 from train.trainer import TrainOptions, train_generator
@@ -103,3 +104,28 @@ def test_wrong_architecture_and_missing_tokenizer(tmp_path, tiny_tokenizer):
         load_generator(tmp_path / "b")
     with pytest.raises(ModelFolderError, match="no tokenizer.json"):
         train_generator(_options(tmp_path, tmp_path / "b", tmp_path / "out"))
+
+
+def test_init_from_starts_at_the_given_weights(tiny_bank, tiny_tokenizer, tmp_path):
+    source = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a", max_steps=8))
+    # a learning rate so small that two steps cannot move the weights measurably
+    cont = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b", max_steps=2,
+                                    lr=1e-12, init_from=source.model_dir))
+    fresh = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "c", max_steps=2,
+                                     lr=1e-12))
+    a = load_file(str(Path(source.model_dir) / "model.safetensors"))
+    b = load_file(str(tmp_path / "b" / "checkpoint" / "model.safetensors"))
+    c = load_file(str(tmp_path / "c" / "checkpoint" / "model.safetensors"))
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert not all(torch.allclose(a[k], c[k], atol=1e-6) for k in a)
+    assert cont.best_dev_loss < fresh.best_dev_loss
+
+
+def test_init_from_another_architecture_or_a_missing_folder(tiny_bank, tiny_tokenizer, tmp_path):
+    source = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a", max_steps=2))
+    with pytest.raises(TrainError, match="another architecture: d_model: 32 .folder. vs 16"):
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b", d_model=16,
+                                 init_from=source.model_dir))
+    with pytest.raises(DpcError, match="/no/such/model"):
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "c",
+                                 init_from="/no/such/model"))
