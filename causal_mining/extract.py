@@ -10,8 +10,9 @@ complement = cause. CPE: host = cause, complement = effect. A subordinator that 
 ``;`` or a dash, after a relative pronoun (``who, because X, Y``) or after a short sentence
 adverbial (``At any rate, so long as X, Y``): the complement runs to the first comma and
 the host is the rest of the clause. An argument that runs on into a quotation, or a host
-ending in a pro-form *so* (``I think so because ...``), is dangling and dropped. ``if X, then Y``: cause X, effect Y. ``X prevented Y from
-Z``: cause X, effect ``Y from Z`` (the whole span after the verb, so it stays contiguous).
+ending in a pro-form *so* (``I think so because ...``), is dangling and dropped.
+``if X, then Y``: cause X, effect Y. ``X prevented Y from Z``: cause X, effect ``Y from Z``
+(the whole span after the verb, so it stays contiguous).
 
 Rules (the paper's): cause and effect come from the same sentence, are contiguous spans of it,
 do not overlap, and have at least two words each. One pair per sentence: the first match (left

@@ -97,7 +97,7 @@ _BE_GET = frozenset(
     {"am", "is", "are", "was", "were", "be", "been", "being", "get", "gets", "got", "gotten",
      "getting", "'s", "'re", "isn't", "wasn't", "weren't", "aren't"}
 )
-_CLAUSE_CUT = re.compile(r"[;:]|\s--\s|\u2014")
+_CLAUSE_CUT = re.compile(r"[;:]|--|\u2014")  # the ends of a clause
 
 
 def _words_before(sentence: str, offset: int, n: int, cross_commas: bool = False) -> list[str]:
@@ -111,9 +111,10 @@ def _words_before(sentence: str, offset: int, n: int, cross_commas: bool = False
 
 def _clause_before(sentence: str, offset: int) -> str:
     """Text from the start of the clause holding ``offset`` (after ; : or a dash) to it."""
-    region = sentence[:offset]
-    cut = max(region.rfind(";"), region.rfind(":"), region.rfind("--"), region.rfind("\u2014"))
-    return region[cut + 1 :]
+    start = 0
+    for cut in _CLAUSE_CUT.finditer(sentence, 0, offset):
+        start = cut.end()
+    return sentence[start:offset]
 
 
 def drop_negated(sentence: str, match: PatternMatch) -> DropReason | None:
@@ -322,8 +323,9 @@ def _causal_as(sentence: str, match: PatternMatch) -> bool:
     if nxt in _AS_NOT_CAUSAL_NEXT or nxt.endswith("ing"):
         return False
     if verb.startswith("ha"):
+        # (the adverbs of _AS_SKIPPED_ADVERBS and -ly ones are already skipped above)
         adverbs = {"already", "just", "often", "before", "previously", "once", "ever", "since",
-                   "first", "last", "never", "always", "long", "so", "frequently"}
+                   "last", "so"}
         participle = after[i + 2] if nxt in adverbs and i + 2 < len(after) else nxt
         if participle != "been" and participle.endswith(("ed", "en", "own", "aid", "old", "ught")):
             return False  # "as he had promised", "as I have already said"

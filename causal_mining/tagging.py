@@ -44,7 +44,7 @@ class SentenceTags:
 
     def has_finite_verb(self, start: int, end: int) -> bool:
         """Whether a finite verb or modal starts in ``[start, end)``."""
-        return any(start <= off < end and tag in _FINITE for off, tag in self._tokens)
+        return self._has_tag(start, end, _FINITE)
 
     def has_main_verb(self, start: int, end: int) -> bool:
         """Whether a verb (finite, or the base form after a modal) starts in ``[start, end)``;
@@ -55,7 +55,10 @@ class SentenceTags:
         >>> SentenceTags([(0, "PRP"), (5, "MD"), (11, "VB")]).has_main_verb(0, 20)
         True
         """
-        return any(start <= off < end and tag in _MAIN for off, tag in self._tokens)
+        return self._has_tag(start, end, _MAIN)
+
+    def _has_tag(self, start: int, end: int, tags: frozenset[str]) -> bool:
+        return any(start <= off < end and tag in tags for off, tag in self._tokens)
 
 
 class Tagger:

@@ -234,16 +234,14 @@ def count_windows(inputs: Sequence[str | os.PathLike[str]], vocab: Iterable[str]
 
 
 def save_counts(counts: WindowCounts, path: str | os.PathLike[str]) -> None:
-    """Write gzip-compressed JSON (atomically: a temporary file renamed over ``path``)."""
+    """Write gzip-compressed JSON, atomically (the graph store's temporary-file-and-rename)."""
+    from cause_effect_graph.store import _atomic_write_bytes
+
     data = {"format": COUNTS_FORMAT, "version": COUNTS_VERSION, "window": counts.window,
             "tokens": counts.tokens, "sources": counts.sources,
             "unigrams": dict(sorted(counts.unigrams.items())),
             "pairs": [[a, b, n] for (a, b), n in sorted(counts.pairs.items())]}
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8") as f:
-        json.dump(data, f)
-    tmp.replace(target)
+    _atomic_write_bytes(Path(path), gzip.compress(json.dumps(data).encode("utf-8")))
 
 
 def load_counts(path: str | os.PathLike[str]) -> WindowCounts:
@@ -280,10 +278,6 @@ class WindowPmiScorer:
             return 0.0
         return sum(window_pmi(self.counts, x, y, self.ordered)
                    for x in c for y in e) / (len(c) * len(e))
-
-    def has_evidence(self, cause: str, effect: str) -> bool:
-        return any(self.counts.pair(x, y) for x in content_lemmas(cause)
-                   for y in content_lemmas(effect))
 
     def score(self, premise: str, asks_for: str, alternative: str) -> float:
         if asks_for == "cause":

@@ -18,7 +18,7 @@ import torch
 
 from train.errors import TrainError
 
-__all__ = ["GeneratorConfig", "build_generator", "count_parameters"]
+__all__ = ["GeneratorConfig", "build_generator", "count_parameters", "t5_config"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,11 @@ class GeneratorConfig:
         return asdict(self)
 
 
-def build_generator(config: GeneratorConfig, seed: int = 0) -> Any:
-    """A freshly initialised ``T5ForConditionalGeneration`` (deterministic in ``seed``)."""
-    from transformers import T5Config, T5ForConditionalGeneration
+def t5_config(config: GeneratorConfig) -> Any:
+    """The ``T5Config`` of a generator of this size."""
+    from transformers import T5Config
 
-    t5 = T5Config(
+    return T5Config(
         vocab_size=config.vocab_size,
         d_model=config.d_model,
         d_ff=config.d_ff,
@@ -67,6 +67,13 @@ def build_generator(config: GeneratorConfig, seed: int = 0) -> Any:
         eos_token_id=1,
         decoder_start_token_id=0,
     )
+
+
+def build_generator(config: GeneratorConfig, seed: int = 0) -> Any:
+    """A freshly initialised ``T5ForConditionalGeneration`` (deterministic in ``seed``)."""
+    from transformers import T5ForConditionalGeneration
+
+    t5 = t5_config(config)
     state = torch.get_rng_state()
     torch.manual_seed(seed)
     try:

@@ -31,7 +31,7 @@ import torch
 
 from train.data import VARIANTS, Example, bucket_batches, load_examples
 from train.errors import TrainError
-from train.generator import GeneratorConfig, build_generator, count_parameters
+from train.generator import GeneratorConfig, build_generator, count_parameters, t5_config
 from train.metrics import DevMetrics, collate, evaluate
 from train.tokenizer import load_tokenizer
 
@@ -159,7 +159,7 @@ def _initial_weights(folder: str, config: GeneratorConfig) -> Any:
     from train.models import load_generator
 
     loaded = load_generator(folder).model  # ModelFolderError for a missing or foreign folder
-    want = build_generator(config, seed=0).config
+    want = t5_config(config)
     diffs = [f"{k}: {getattr(loaded.config, k)} (folder) vs {getattr(want, k)} (options)"
              for k in ("vocab_size", "d_model", "d_ff", "num_layers", "num_decoder_layers",
                        "num_heads") if getattr(loaded.config, k) != getattr(want, k)]
