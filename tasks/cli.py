@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from dpc_decode.errors import DpcError
-from tasks.copa import accuracy, available_scorers, make_scorer, predict, read_copa
+from tasks.copa import available_scorers, decide, make_scorer, read_copa
 
 __all__ = ["SCORER_MODULES", "add_eval_parser", "eval_copa_command", "load_scorer_modules"]
 
@@ -60,16 +60,18 @@ def eval_copa_command(args: argparse.Namespace) -> int:
         items = read_copa(args.file)
         options = {k: getattr(args, k) for k in ("graph", "counts", "model", "train", "seed")}
         scorer = make_scorer(args.scorer, **{k: v for k, v in options.items() if v is not None})
+        decisions = [decide(scorer, it) for it in items]  # (predicted, tie) per item, once
         if args.predictions:
             with open(args.predictions, "w", encoding="utf-8") as out:
-                for it in items:
-                    out.write(json.dumps({"id": it.id, "predicted": predict(scorer, it),
+                for it, (predicted, _) in zip(items, decisions):
+                    out.write(json.dumps({"id": it.id, "predicted": predicted,
                                           "answer": it.answer}) + "\n")
-        acc = accuracy(scorer, items)
     except DpcError as err:
         print(f"dpc eval: error: {err}", file=sys.stderr)
         return 2
-    print(f"scorer {args.scorer} on {args.file}: {round(acc * len(items))}/{len(items)} correct "
-          f"(scorers available: {', '.join(available_scorers())})")
-    print(f"{acc:.4f}")
+    correct = sum(p == it.answer for it, (p, _) in zip(items, decisions))
+    ties = sum(tie for _, tie in decisions)
+    print(f"scorer {args.scorer} on {args.file}: {correct}/{len(items)} correct, {ties} ties "
+          f"(first alternative taken) (scorers available: {', '.join(available_scorers())})")
+    print(f"{correct / len(items):.4f}")
     return 0

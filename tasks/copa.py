@@ -27,7 +27,9 @@ __all__ = [
     "LengthScorer",
     "accuracy",
     "available_scorers",
+    "decide",
     "make_scorer",
+    "predict",
     "read_copa",
     "register_scorer",
 ]
@@ -96,11 +98,17 @@ class LengthScorer:
         return -float(len(alternative.split()))
 
 
-def predict(scorer: CopaScorer, item: CopaItem) -> int:
-    """1 or 2: the alternative the scorer prefers (ties go to 1)."""
+def decide(scorer: CopaScorer, item: CopaItem) -> tuple[int, bool]:
+    """The alternative the scorer prefers (1 or 2; ties go to 1), and whether it was a tie
+    (the scorer could not tell the alternatives apart, e.g. no evidence for either)."""
     s1 = scorer.score(item.premise, item.asks_for, item.alternative1)
     s2 = scorer.score(item.premise, item.asks_for, item.alternative2)
-    return 1 if s1 >= s2 else 2
+    return (1 if s1 >= s2 else 2), s1 == s2
+
+
+def predict(scorer: CopaScorer, item: CopaItem) -> int:
+    """1 or 2: the alternative the scorer prefers (ties go to 1)."""
+    return decide(scorer, item)[0]
 
 
 def accuracy(scorer: CopaScorer, items: Iterable[CopaItem]) -> float:

@@ -183,7 +183,6 @@ def train_generator(options: TrainOptions) -> TrainResult:
     """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring."""
     from transformers import T5ForConditionalGeneration
 
-    start_time = time.perf_counter()
     if options.threads:
         torch.set_num_threads(options.threads)
     out = Path(options.out)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dpc_decode.errors import DpcError
-from tasks.copa import LengthScorer, accuracy, make_scorer, read_copa
+from tasks.copa import CopaItem, LengthScorer, accuracy, decide, make_scorer, read_copa
 
 COPA_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "copa" / "copa-dev.xml"
 
@@ -31,3 +31,13 @@ def test_bad_files(tmp_path):
         read_copa(bad)
     with pytest.raises(DpcError, match="unknown COPA scorer 'nope'; choices: .*length"):
         make_scorer("nope")
+
+
+@pytest.mark.parametrize("alternatives, expected", [
+    (("one two three", "one"), (2, False)),        # the shorter alternative wins
+    (("one", "one two three"), (1, False)),
+    (("one two", "three four"), (1, True)),        # equal scores: a tie, the first is taken
+])
+def test_decide_reports_ties(alternatives, expected):
+    item = CopaItem("1", "premise", "cause", alternatives[0], alternatives[1], 1)
+    assert decide(LengthScorer(), item) == expected
