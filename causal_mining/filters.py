@@ -70,6 +70,7 @@ class DropReason(StrEnum):
     DANGLING = "dangling_argument"
     SHORT_ARGUMENT = "short_argument"
     OVERLAP = "overlap"
+    SYNTAX = "syntax_mismatch"
     DUPLICATE_EXACT = "duplicate_exact"
     DUPLICATE_NORMALISED = "duplicate_normalised"
 

@@ -40,7 +40,8 @@ VERSION = 1
 
 
 # Modules whose code decides which pairs come out: a resumed run must run the same code.
-_OUTPUT_MODULES = ("patterns", "sentences", "filters", "extract", "readers", "worker", "tagging",
+_OUTPUT_MODULES = ("patterns", "sentences", "filters", "extract", "syntax", "readers", "worker",
+                   "tagging",
                    "pair", "shards")
 
 

@@ -24,7 +24,7 @@ _ABBREVIATION = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Messrs|Dr|St|Sr|Jr|Mme|Mlle|Capt|Col|Gen|Lt|Sgt|Rev|Prof|Hon|Gov|Pres|"
     r"vs|etc|viz|cf|No|Nos|Vol|Ch|Fig|Mt|Ft|Co|Bros|Inc|Ltd|esq|Esq)|\b[A-Z]|\be\.g|\bi\.e)\.$"
 )
-_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _COUNTABLE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]_]*\s+[\"'\u201c\u2018(\[_]*[A-Z0-9]")
 
 
@@ -82,10 +82,10 @@ def count_sentences(paragraph: str) -> int:
 
 
 def words(text: str) -> list[str]:
-    """Word tokens (letters/digits, inner apostrophes kept), punctuation dropped.
+    """Word tokens (letters/digits, inner apostrophes and hyphens kept), punctuation dropped.
 
-    >>> words("He didn't go, because -- well -- it rained.")
-    ['He', "didn't", 'go', 'because', 'well', 'it', 'rained']
+    >>> words("He didn't go, because -- well -- it rained from over-application.")
+    ['He', "didn't", 'go', 'because', 'well', 'it', 'rained', 'from', 'over-application']
     """
     return _WORD.findall(text)
 

@@ -42,7 +42,7 @@ from causal_mining.tagging import Tagger
 
 __all__ = ["mine_file", "part_folder", "process_batch"]
 
-_TAGGERS: dict[str, Tagger] = {}
+_TAGGERS: dict[bool, Tagger] = {}
 
 
 def part_folder(out: str | Path, index: int) -> Path:
@@ -50,10 +50,10 @@ def part_folder(out: str | Path, index: int) -> Path:
     return Path(out) / "parts" / f"{index:05d}"
 
 
-def _tagger() -> Tagger:
-    if "default" not in _TAGGERS:
-        _TAGGERS["default"] = Tagger()
-    return _TAGGERS["default"]
+def _tagger(parse: bool) -> Tagger:
+    if parse not in _TAGGERS:
+        _TAGGERS[parse] = Tagger(parse=parse)
+    return _TAGGERS[parse]
 
 
 def process_batch(
@@ -139,7 +139,7 @@ def mine_file(
             progress(summary["read"]["input_bytes"])
         return summary
     read_stats = ReadStats()
-    extractor = Extractor(options.extract, _tagger())
+    extractor = Extractor(options.extract, _tagger(options.extract.use_parse))
     boilerplate = BoilerplateFilter()
     position = [0, 0]  # raw bytes read, reported so far
 
