@@ -231,10 +231,12 @@ def check_syntax(
         return DropReason.SYNTAX
     scope = scope | set(pattern_tokens)
     outside = next((i for i in complement_words if i not in scope), None)
+    kept = [i for i in complement_words if outside is None or i < outside]
+    if not complement & set(kept):
+        return DropReason.SYNTAX
     if outside is None:
         return complement_side[1]
-    kept = [i for i in complement_words if i < outside]
-    if tags.deps[outside] != "cc" or not complement & set(kept):
+    if tags.deps[outside] != "cc":
         # only a coordinated clause is cut off ("because he was ill, and we left"); a
         # complement running on into anything else is a misparse or a misread span
         return DropReason.SYNTAX
