@@ -306,6 +306,9 @@ def _check_tags(
             return DropReason.NO_CLAUSE
         if name == ", so" and not tags.has_main_verb(*effect):
             return DropReason.NO_CLAUSE  # "and so they would 999 times out of a thousand"
+        if not tags.has_verb(*effect):
+            # "..., and therefore the same summer temperature": an elliptical effect
+            return DropReason.NO_CLAUSE
         first = tags.tag_at(effect[0])
         if (
             first in _VERB_TAGS
@@ -381,7 +384,7 @@ def _fit_to_parse(
     """``spans`` checked against the parse, the complement cut where it leaves its clause."""
     if not_asserted(sentence, tags, match):
         return DropReason.HYPOTHETICAL
-    end = check_syntax(match, spans[0], spans[1], tags)
+    end = check_syntax(sentence, match, spans[0], spans[1], tags)
     if isinstance(end, DropReason):
         return end
     cause, effect = spans

@@ -50,13 +50,15 @@ Examples
 ...      (27, "NN"), (32, ".")],
 ...     heads=[1, 1, 1, 5, 5, 1, 7, 5, 1],
 ...     deps=["nsubj", "ROOT", "acomp", "mark", "nsubj", "advcl", "poss", "dobj", "punct"])
->>> check_syntax(find_matches(s)[0], (17, 32), (0, 8), tags)  # the cause keeps its end
+>>> check_syntax(s, find_matches(s)[0], (17, 32), (0, 8), tags)  # the cause keeps its end
 32
->>> check_syntax(find_matches(s)[0], (17, 32), (5, 8), tags)  # effect misses "am"
+>>> check_syntax(s, find_matches(s)[0], (17, 32), (5, 8), tags)  # effect misses "am"
 <DropReason.SYNTAX: 'syntax_mismatch'>
 """
 
 from __future__ import annotations
+
+import re
 
 from causal_mining.filters import DropReason
 from causal_mining.patterns import PatternClass, PatternMatch, Shape
@@ -78,6 +80,8 @@ _BORROWS_SUBJECT = frozenset({"relcl", "acl", "conj", "xcomp", "advcl", "ccomp",
 _OPEN_ENDED = frozenset({"cc", "det", "poss", "mark", "aux", "auxpass", "case", "preconj",
                          "predet"})
 _PREPOSITIONS = frozenset({"prep", "agent", "dative"})
+# A complement cut here (a parenthesis, a dash, a colon, a quotation) may stop inside its clause.
+_PUNCTUATION_CUT = re.compile(r"\s*(?:\(|\[|--|\u2014|\u2013|:|[\"\u201c])")
 _HEDGING_MODALS = frozenset({"might", "could", "would", "should", "ought"})
 # Verbs an infinitive can follow and still be asserted ("began to cause", "helped to bring about").
 _ASPECTUAL = frozenset({"begin", "began", "begun", "begins", "beginning", "start", "started",
@@ -184,6 +188,7 @@ def _words_in(tags: SentenceTags, span: tuple[int, int]) -> list[int]:
 
 
 def check_syntax(
+    sentence: str,
     match: PatternMatch,
     cause: tuple[int, int],
     effect: tuple[int, int],
@@ -195,10 +200,14 @@ def check_syntax(
     The complement (the side after the pattern) may run on past its subtree: when the first
     word outside it is a coordinating conjunction ("because he was ill, and we left") the
     complement is cut before it (the caller trims the cut span); past anything else the pair is
-    dropped, as it is when either side misses its anchor.
+    dropped, as it is when either side misses its anchor or the complement was cut at a
+    parenthesis, dash, colon or quotation inside its clause. A comparative or
+    reportative *as* is ``DropReason.SENSE``.
 
     Parameters
     ----------
+    sentence
+        The sentence the pair was cut from.
     match
         The pattern occurrence the pair was cut at.
     cause, effect
@@ -229,10 +238,20 @@ def check_syntax(
     complement_words = _words_in(tags, complement_side)
     if not host & host_words:
         return DropReason.SYNTAX
+    if match.pattern.name == "as" and _comparative_as(sentence, tags, pattern_tokens, host,
+                                                      complement, host_side):
+        return DropReason.SENSE
     scope = scope | set(pattern_tokens)
     outside = next((i for i in complement_words if i not in scope), None)
     kept = [i for i in complement_words if outside is None or i < outside]
     if not complement & set(kept):
+        return DropReason.SYNTAX
+    end = kept[-1]
+    if (_PUNCTUATION_CUT.match(sentence, complement_side[1]) is not None
+            and any(i > end and _is_word(tags, i) and (outside is None or i < outside)
+                    for i in scope)):
+        # the span was cut at punctuation inside its clause ("she was glad that the only
+        # other person who knew (himself excepted) was now silenced"; "because I wired: ...")
         return DropReason.SYNTAX
     if outside is None:
         return complement_side[1]
@@ -294,3 +313,47 @@ def not_asserted(sentence: str, tags: SentenceTags, match: PatternMatch) -> bool
             return False
         node, steps = tags.heads[node], steps + 1
     return False
+
+
+_BE_HAVE_DO = frozenset({"is", "are", "was", "were", "be", "been", "being", "am", "'s", "'re",
+                         "has", "have", "had", "having", "do", "does", "did"})
+_PREDICATES = frozenset({"acomp", "attr", "dobj", "xcomp", "ccomp", "oprd", "dative", "auxpass", "expl",
+                         "npadvmod",
+                         "nsubjpass", "pobj", "agent"})
+_REPORTING = frozenset(
+    {"expected", "supposed", "thought", "feared", "said", "told", "known", "seen", "heard",
+     "believed", "observed", "remarked", "mentioned", "noted", "predicted", "foreseen",
+     "imagined", "hoped", "intended", "anticipated", "guessed", "suspected", "shown", "stated",
+     "explained", "described", "reported", "promised", "agreed", "expect", "suppose", "think",
+     "fear", "say", "says", "know", "knows", "see", "sees", "hear", "believe", "observe",
+     "remark", "imagine", "hope", "guess", "suspect", "assume", "assumed", "assumes",
+     "writes", "wrote", "written", "reckoned", "calculated"}
+)
+
+
+def _comparative_as(
+    sentence: str, tags: SentenceTags, pattern_tokens: list[int], host: set[int],
+    complement: set[int], host_side: tuple[int, int],
+) -> bool:
+    """Whether an *as* occurrence compares or reports rather than explains.
+
+    Not a subordinator of a clause ("as one on whom ..."), the clause repeats the host's
+    predicate ("not often revealed, as it was revealed to Babette"), its predicate is elided
+    ("as he had been when ...", "as it is in the country"), it reports ("as I had half
+    expected"), or a correlative *so* answers it ("As he had ..., so he had ...").
+    """
+    if tags.deps[pattern_tokens[0]] != "mark" or not complement:
+        return True
+    clause = min(complement)
+    if not tags.tag(clause).startswith("VB"):
+        return True
+    word = _text(sentence, tags, clause)
+    if word not in _BE_HAVE_DO and any(_text(sentence, tags, h) == word for h in host):
+        return True
+    children = tags.children(clause)
+    if word in _BE_HAVE_DO and not any(tags.deps[c] in _PREDICATES for c in children):
+        return True
+    if word in _REPORTING and not any(tags.deps[c] in ("dobj", "ccomp") for c in children):
+        return True
+    before = sentence[:host_side[0]].rstrip(" ,").lower()
+    return before.endswith((" so", ",so")) or before == "so"

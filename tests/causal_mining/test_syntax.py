@@ -49,15 +49,15 @@ def test_marker_anchors_by_hand() -> None:
 
 def test_check_syntax_by_hand() -> None:
     match = find_matches(_SAD)[0]
-    assert check_syntax(match, (17, 32), (0, 8), _SAD_TAGS) == 32
-    assert check_syntax(match, (17, 32), (5, 8), _SAD_TAGS) is DropReason.SYNTAX  # no "am"
-    assert check_syntax(match, (24, 32), (0, 8), _SAD_TAGS) is DropReason.SYNTAX  # no "lost"
+    assert check_syntax(_SAD, match, (17, 32), (0, 8), _SAD_TAGS) == 32
+    assert check_syntax(_SAD, match, (17, 32), (5, 8), _SAD_TAGS) is DropReason.SYNTAX  # no "am"
+    assert check_syntax(_SAD, match, (24, 32), (0, 8), _SAD_TAGS) is DropReason.SYNTAX  # no "lost"
 
 
 def test_check_syntax_needs_a_parse() -> None:
     unparsed = SentenceTags([(0, "PRP"), (2, "VBP")])
     with pytest.raises(ValueError, match="parsed"):
-        check_syntax(find_matches(_SAD)[0], (17, 32), (0, 8), unparsed)
+        check_syntax(_SAD, find_matches(_SAD)[0], (17, 32), (0, 8), unparsed)
 
 
 def test_sentence_tags_reject_mismatched_parse() -> None:
@@ -84,6 +84,19 @@ def test_extractor_needs_a_parsing_tagger() -> None:
         Extractor(ExtractOptions(), Tagger())
     Extractor(ExtractOptions(use_parse=False), Tagger())  # fine without the parse
     Extractor(ExtractOptions(use_tags=False), Tagger())  # no spaCy at all
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("She had no family name, as she had no family.",
+         ("as", "she had no family", "She had no family name")),
+        ("It was very late, as it was entirely dark before he reached the inn.",
+         ("as", "it was entirely dark before he reached the inn", "It was very late")),
+    ],
+)
+def test_causal_as_kept(parsing: Extractor, sentence: str, expected: object) -> None:
+    assert outcome(parsing, sentence) == expected
 
 
 def test_asserted_infinitive_kept(parsing: Extractor) -> None:
@@ -145,6 +158,16 @@ def test_run_on_complement_cut_at_a_coordination(parsing: Extractor, lexical: Ex
          DropReason.HYPOTHETICAL.value),
         ("The Doctor determined at any price to prevent Hatteras from attempting to proceed.",
          DropReason.HYPOTHETICAL.value),
+        # comparative "as": an elided predicate, a repeated predicate, no clause at all
+        ("He was struck again by the man's Napoleonic chin and jaw, as he had been when they "
+         "first talked of the legend.", DropReason.SENSE.value),
+        ("But this is not often revealed to all, as it was revealed to Babette in her dream.",
+         DropReason.SENSE.value),
+        ("He speaks from long experience, as one on whom you have sat so often.",
+         DropReason.SENSE.value),
+        # a complement cut at a parenthesis inside its clause misses its verb
+        ("The news shocked her the more because the only other person who knew of her folly "
+         "(himself excepted) was now silenced forever.", DropReason.SYNTAX.value),
     ],
 )
 def test_dropped(parsing: Extractor, lexical: Extractor, sentence: str, reason: str) -> None:
