@@ -33,9 +33,11 @@ Two more checks need the parse. A span that ends in a word whose phrase lies out
 preposition without its object, a conjunction, a determiner: "The sentence is imprisonment
 for") is a fragment (``DropReason.DANGLING``). A causative verb that is not asserted is
 ``DropReason.HYPOTHETICAL``: under a conditional modal (*might*, *could*, *would*, *should*:
-"that might be caused by"; generic *may*/*can* stay),
-an infinitive under a verb of intention ("determined to prevent", unlike "began to cause"), or
-inside a *whether* clause ("the question whether the disease gives rise to the crime").
+"that might be caused by"; generic *may*/*can* stay), an infinitive under a verb of intention
+("determined to prevent", unlike "began to cause"), or inside a *whether* clause ("the question
+whether the disease gives rise to the crime"); so is any pattern right after an adverb that
+disowns the reason ("ostensibly for the purpose of", "apparently because"; a mere "perhaps"
+stays).
 
 What this does not do: decide sense (temporal *as*, comparative *so that*) or the scope of
 negation. The lexical filters of :mod:`causal_mining.filters` keep doing that.
@@ -82,6 +84,10 @@ _OPEN_ENDED = frozenset({"cc", "det", "poss", "mark", "aux", "auxpass", "case", 
 _PREPOSITIONS = frozenset({"prep", "agent", "dative"})
 # A complement cut here (a parenthesis, a dash, a colon, a quotation) may stop inside its clause.
 _PUNCTUATION_CUT = re.compile(r"\s*(?:\(|\[|--|\u2014|\u2013|:|[\"\u201c])")
+_HEDGE_BEFORE = re.compile(
+    r"\b(?:ostensibly|apparently|presumably|supposedly|allegedly|professedly)"
+    r"[\s,]*$", re.IGNORECASE,
+)
 _HEDGING_MODALS = frozenset({"might", "could", "would", "should", "ought"})
 # Verbs an infinitive can follow and still be asserted ("began to cause", "helped to bring about").
 _ASPECTUAL = frozenset({"begin", "began", "begun", "begins", "beginning", "start", "started",
@@ -286,11 +292,15 @@ def dangling_end(tags: SentenceTags, span: tuple[int, int]) -> bool:
 
 
 def not_asserted(sentence: str, tags: SentenceTags, match: PatternMatch) -> bool:
-    """Whether a causative verb pattern is hedged, intended or embedded in a *whether* clause.
+    """Whether the relation is hedged, intended or embedded in a *whether* clause.
 
-    Only verb patterns (``cause``, ``lead to``, ``prevent ... from``, ...) are checked; the
-    modality of subordinate clauses is the lexical filters' business.
+    Any pattern right after an adverb that disowns the reason ("ostensibly for the purpose
+    of"); a causative verb (``cause``, ``lead to``, ``prevent ... from``, ...) under a
+    conditional modal, as an intended infinitive or inside a *whether* clause. The modality of
+    subordinate clauses is the lexical filters' business.
     """
+    if _HEDGE_BEFORE.search(sentence, 0, match.start):
+        return True
     verbs = [i for i in tags.indices_in(match.start, match.end) if tags.tag(i).startswith("VB")]
     if not verbs:
         return False

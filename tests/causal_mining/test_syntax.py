@@ -158,6 +158,8 @@ def test_run_on_complement_cut_at_a_coordination(parsing: Extractor, lexical: Ex
          DropReason.HYPOTHETICAL.value),
         ("The Doctor determined at any price to prevent Hatteras from attempting to proceed.",
          DropReason.HYPOTHETICAL.value),
+        ("He went to her villa, ostensibly for the purpose of calming and comforting her.",
+         DropReason.HYPOTHETICAL.value),
         # comparative "as": an elided predicate, a repeated predicate, no clause at all
         ("He was struck again by the man's Napoleonic chin and jaw, as he had been when they "
          "first talked of the legend.", DropReason.SENSE.value),
