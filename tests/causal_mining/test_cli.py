@@ -19,6 +19,10 @@ def test_parser_maps_to_options() -> None:
     assert options.inputs == ("a", "b/*.gz") and options.engine == "spark"
     assert options.spark_master == "spark://h:7077" and options.workers == 3
     assert options.extract.use_tags is False and options.progress is True
+    args = parser.parse_args(["mine", "a", "--out", "o"])
+    assert to_options(args).extract.use_tags and to_options(args).extract.use_parse
+    args = parser.parse_args(["mine", "a", "--out", "o", "--no-parse"])
+    assert to_options(args).extract.use_tags and not to_options(args).extract.use_parse
 
 
 def test_run_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
