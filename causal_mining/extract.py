@@ -434,7 +434,8 @@ class Extractor:
 
     def __init__(self, options: ExtractOptions | None = None, tagger: Tagger | None = None):
         self.options = options or ExtractOptions()
-        if tagger is not None and self.options.use_tags and self.options.use_parse and not tagger.parse:
+        parse = self.options.use_tags and self.options.use_parse
+        if tagger is not None and parse and not tagger.parse:
             raise MiningConfigError(
                 "ExtractOptions(use_parse=True) needs a parsing tagger: Tagger(parse=True)"
             )

@@ -26,8 +26,9 @@ Each pattern occurrence has two sets of *anchor* tokens, one for each side of th
 
 The pair is kept when the host span contains a host anchor and the complement span contains a
 complement anchor before any word outside the complement's subtree; a complement that runs on
-into a coordinated clause is cut there, one that runs on into anything else is dropped. ``if X, then Y``: the head of the *if*-clause must be in the cause, the word it
-modifies in the effect.
+into a coordinated clause is cut there, one that runs on into anything else (or that was cut at
+a parenthesis, dash, colon or quotation inside its clause) is dropped. ``if X, then Y``: the
+head of the *if*-clause must be in the cause, the word it modifies in the effect.
 
 Two more checks need the parse. A span that ends in a word whose phrase lies outside it (a
 preposition without its object, a conjunction, a determiner: "The sentence is imprisonment
@@ -183,10 +184,10 @@ def anchors(
         host.add(head)
         host |= _subjects(tags, head)
     host |= _subjects(tags, top)
-    scope: set[int] = set()
+    covered: set[int] = set()
     for c in right:
-        scope |= tags.subtree(c)
-    return host, set(right), scope
+        covered |= tags.subtree(c)
+    return host, set(right), covered
 
 
 def _words_in(tags: SentenceTags, span: tuple[int, int]) -> list[int]:
@@ -268,8 +269,13 @@ def check_syntax(
     return tags.offset(outside)
 
 
+_TOKEN_TEXT = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*|\S")
+
+
 def _text(sentence: str, tags: SentenceTags, index: int) -> str:
-    return sentence[tags.offset(index):].split(maxsplit=1)[0].lower() if sentence else ""
+    """Lower-cased word at token ``index`` (no trailing punctuation)."""
+    found = _TOKEN_TEXT.match(sentence, tags.offset(index))
+    return found.group().lower() if found else ""
 
 
 def dangling_end(tags: SentenceTags, span: tuple[int, int]) -> bool:
@@ -327,9 +333,8 @@ def not_asserted(sentence: str, tags: SentenceTags, match: PatternMatch) -> bool
 
 _BE_HAVE_DO = frozenset({"is", "are", "was", "were", "be", "been", "being", "am", "'s", "'re",
                          "has", "have", "had", "having", "do", "does", "did"})
-_PREDICATES = frozenset({"acomp", "attr", "dobj", "xcomp", "ccomp", "oprd", "dative", "auxpass", "expl",
-                         "npadvmod",
-                         "nsubjpass", "pobj", "agent"})
+_PREDICATES = frozenset({"acomp", "attr", "dobj", "xcomp", "ccomp", "oprd", "dative", "auxpass",
+                         "expl", "npadvmod", "nsubjpass", "pobj", "agent"})
 _REPORTING = frozenset(
     {"expected", "supposed", "thought", "feared", "said", "told", "known", "seen", "heard",
      "believed", "observed", "remarked", "mentioned", "noted", "predicted", "foreseen",

@@ -1,4 +1,4 @@
-"""The dependency-parse check of lexical pairs (causal_mining.syntax) and its place in extraction."""
+"""The dependency-parse check of lexical pairs (causal_mining.syntax) and its use in extraction."""
 
 from __future__ import annotations
 
