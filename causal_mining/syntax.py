@@ -124,6 +124,13 @@ def anchors(
 
     ``pattern_tokens`` are the indices of the pattern's words (one part of a discontinuous
     pattern). The scope is the set of tokens the complement may cover.
+
+    >>> from causal_mining.tagging import SentenceTags
+    >>> tags = SentenceTags(  # "The war led to famine ."
+    ...     [(0, "DT"), (4, "NN"), (8, "VBD"), (12, "IN"), (15, "NN"), (21, ".")],
+    ...     heads=[1, 2, 2, 2, 3, 2], deps=["det", "nsubj", "ROOT", "prep", "pobj", "punct"])
+    >>> anchors(tags, [2, 3])  # phrase "led to": subject "war", object "famine"
+    ({1}, {4}, {4})
     """
     in_pattern = set(pattern_tokens)
     first = min(pattern_tokens)
@@ -283,6 +290,13 @@ def dangling_end(tags: SentenceTags, span: tuple[int, int]) -> bool:
 
     A preposition whose object is not in the span, or a conjunction, determiner, possessive,
     subordinator or auxiliary as the last word ("imprisonment for", "alone--and").
+
+    >>> from causal_mining.tagging import SentenceTags
+    >>> tags = SentenceTags(  # "It is for him"
+    ...     [(0, "PRP"), (3, "VBZ"), (6, "IN"), (10, "PRP")],
+    ...     heads=[1, 1, 1, 2], deps=["nsubj", "ROOT", "prep", "pobj"])
+    >>> dangling_end(tags, (0, 9)), dangling_end(tags, (0, 13))
+    (True, False)
     """
     words = _words_in(tags, span)
     if not words:
@@ -304,6 +318,14 @@ def not_asserted(sentence: str, tags: SentenceTags, match: PatternMatch) -> bool
     of"); a causative verb (``cause``, ``lead to``, ``prevent ... from``, ...) under a
     conditional modal, as an intended infinitive or inside a *whether* clause. The modality of
     subordinate clauses is the lexical filters' business.
+
+    >>> from causal_mining.patterns import find_matches
+    >>> from causal_mining.tagging import SentenceTags
+    >>> s = "It might cause pain"
+    >>> tags = SentenceTags([(0, "PRP"), (3, "MD"), (9, "VB"), (15, "NN")],
+    ...                     heads=[2, 2, 2, 2], deps=["nsubj", "aux", "ROOT", "dobj"])
+    >>> not_asserted(s, tags, find_matches(s)[0])
+    True
     """
     if _HEDGE_BEFORE.search(sentence, 0, match.start):
         return True
