@@ -375,6 +375,7 @@ def _evaluate(
                 drops.append(reason)
                 continue
         return Extraction(match, spans[0], spans[1])
+    return None
 
 
 def _fit_to_parse(
@@ -400,7 +401,6 @@ def _fit_to_parse(
     if dangling_end(tags, cause) or dangling_end(tags, effect):
         return DropReason.DANGLING
     return cause, effect
-    return None
 
 
 class Extractor:

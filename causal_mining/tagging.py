@@ -35,7 +35,8 @@ _ANY_VERB = _MAIN | {"VBG", "VBN"}
 
 
 class SentenceTags:
-    """Penn tags of one sentence, addressed by character offset."""
+    """Penn tags of one sentence, addressed by character offset, and optionally its dependency
+    parse (``heads``, ``deps``: one entry per token)."""
 
     __slots__ = ("_by_offset", "_children", "_index", "_tokens", "deps", "heads")
 
