@@ -7,8 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from causal_mining.extract import Extractor
+
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 GUTENBERG = DATA / "gutenberg"
+
+
+def outcome(extractor: Extractor, sentence: str) -> str | tuple[str, str, str]:
+    """The pair (pattern, cause, effect), or the drop reasons recorded for the sentence."""
+    before = dict(extractor.drops)
+    pairs = extractor.extract([("t", sentence)])
+    if pairs:
+        return pairs[0].pattern, pairs[0].cause, pairs[0].effect
+    new = {k: v - before.get(k, 0) for k, v in extractor.drops.items() if v != before.get(k, 0)}
+    return ",".join(sorted(new)) or "none"
 
 
 def gutenberg_slice(name: str, chars: int) -> str:

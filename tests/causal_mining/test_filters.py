@@ -6,21 +6,12 @@ import pytest
 
 from causal_mining.extract import ExtractOptions, Extractor
 from causal_mining.filters import BoilerplateFilter, Deduplicator, DropReason, drop_sentence
+from tests.causal_mining.conftest import outcome
 
 
 @pytest.fixture(scope="module")
 def extractor() -> Extractor:
     return Extractor(ExtractOptions())
-
-
-def outcome(extractor: Extractor, sentence: str) -> str | tuple[str, str, str]:
-    """The pair (pattern, cause, effect), or the drop reasons recorded for the sentence."""
-    before = dict(extractor.drops)
-    pairs = extractor.extract([("t", sentence)])
-    if pairs:
-        return pairs[0].pattern, pairs[0].cause, pairs[0].effect
-    new = {k: v - before.get(k, 0) for k, v in extractor.drops.items() if v != before.get(k, 0)}
-    return ",".join(sorted(new)) or "none"
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from causal_mining.filters import DropReason
 from causal_mining.patterns import find_matches
 from causal_mining.syntax import anchors, check_syntax, dangling_end
 from causal_mining.tagging import SentenceTags, Tagger
+from tests.causal_mining.conftest import outcome
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +21,6 @@ def parsing() -> Extractor:
 @pytest.fixture(scope="module")
 def lexical() -> Extractor:
     return Extractor(ExtractOptions(use_parse=False))
-
-
-def outcome(extractor: Extractor, sentence: str) -> str | tuple[str, str, str]:
-    before = dict(extractor.drops)
-    pairs = extractor.extract([("t", sentence)])
-    if pairs:
-        return pairs[0].pattern, pairs[0].cause, pairs[0].effect
-    new = {k: v - before.get(k, 0) for k, v in extractor.drops.items() if v != before.get(k, 0)}
-    return ",".join(sorted(new)) or "none"
 
 
 # "I am sad because I lost my phone." parsed by hand: because -> lost (mark), lost -> am (advcl)
