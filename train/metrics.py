@@ -49,6 +49,7 @@ class DevMetrics:
     nll_sum: float
     tokens: int
     correct: int
+    words: int = 0  # target words (+1 per end token), when known: for word_perplexity
 
     @property
     def loss(self) -> float:
@@ -61,6 +62,18 @@ class DevMetrics:
     @property
     def word_accuracy(self) -> float:
         return self.correct / max(self.tokens, 1)
+
+    @property
+    def word_perplexity(self) -> float:
+        """``exp`` of the NLL per target *word* (end token counted as one): comparable across
+        tokenizers, unlike :attr:`perplexity`. ``nan`` when ``words`` is unknown.
+
+        >>> round(DevMetrics(nll_sum=6.0, tokens=3, correct=1, words=2).word_perplexity, 3)
+        20.086
+        """
+        if not self.words:
+            return math.nan
+        return math.exp(min(self.nll_sum / self.words, 50.0))
 
 
 def _token_stats(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -110,11 +123,13 @@ def sequence_log_probs(
     >>> lp[0] < 0 and lp[1] < lp[0]
     True
     """
+    from train.tokenizer import target_ids
+
     model.eval()
     out: list[float] = []
     for start in range(0, len(sources), batch_size):
         src = tokenizer(list(sources[start : start + batch_size]))["input_ids"]
-        tgt = tokenizer(list(targets[start : start + batch_size]))["input_ids"]
+        tgt = target_ids(tokenizer, targets[start : start + batch_size])
         batch = collate(list(zip(src, tgt)), tokenizer.pad_token_id)
         gold, _ = _token_stats(model, batch)
         out.extend(float(v) for v in gold.sum(-1))

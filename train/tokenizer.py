@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 from train.errors import ModelFolderError, TrainDataError
 
-__all__ = ["load_tokenizer", "normalize", "train_tokenizer", "tokens_per_word"]
+__all__ = ["end_token_id", "load_tokenizer", "normalize", "target_ids", "train_tokenizer",
+           "tokens_per_word"]
 
 ModelType = Literal["unigram", "bpe"]
 
@@ -177,3 +178,38 @@ def tokens_per_word(tokenizer: Any, texts: Iterable[str]) -> float:
     if words == 0:
         raise TrainDataError("no words to measure tokens per word on")
     return pieces / words
+
+
+def end_token_id(tokenizer: Any) -> int:
+    """The id that ends a sequence: EOS (dpc's tokenizers) or [SEP] (a BERT WordPiece one).
+
+    >>> class Bert:
+    ...     eos_token_id, sep_token_id = None, 102
+    >>> end_token_id(Bert())
+    102
+    """
+    end = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else tokenizer.sep_token_id
+    if end is None:
+        raise ModelFolderError("the tokenizer has neither an EOS nor a [SEP] token")
+    return int(end)
+
+
+def target_ids(tokenizer: Any, texts: Iterable[str]) -> list[list[int]]:
+    """Token ids of generator targets: the end token last and no leading start token.
+
+    dpc's tokenizers append EOS only. A BERT WordPiece tokenizer (a warm-started generator)
+    writes ``[CLS] ... [SEP]``; its ``[CLS]`` is the decoder's start token, which the model
+    prepends itself, so it is dropped here.
+
+    >>> class Bert:
+    ...     cls_token_id = 101
+    ...     def __call__(self, texts):
+    ...         return {"input_ids": [[101, 7, 8, 102] for _ in texts]}
+    >>> target_ids(Bert(), ["a b"])
+    [[7, 8, 102]]
+    """
+    ids = tokenizer(list(texts))["input_ids"]
+    start = getattr(tokenizer, "cls_token_id", None)
+    if start is None:
+        return [list(x) for x in ids]
+    return [list(x[1:]) if x and x[0] == start else list(x) for x in ids]

@@ -1,8 +1,9 @@
 """Training a generator: seeded, length-bucketed, resumable, with dev-loss early stopping.
 
 One call of :func:`train_generator` reads a CausalBank, tokenises it with a trained tokenizer,
-builds (or resumes) a T5 generator and trains it with AdamW (warm-up then inverse-square-root
-decay). Every ``checkpoint_every`` steps it writes ``OUT/checkpoint/`` (model, optimizer,
+builds (or resumes) a T5 generator -- or, with ``warm_start``, a bert2bert encoder-decoder whose
+halves both start from a pretrained BERT-style model (all-MiniLM-L6-v2) -- and trains it with
+AdamW (warm-up then inverse-square-root decay). Every ``checkpoint_every`` steps it writes ``OUT/checkpoint/`` (model, optimizer,
 scheduler, RNG state and position in the data) atomically; a run started again with the same
 ``OUT`` continues from there and reaches the same weights as an uninterrupted run. Every
 ``eval_every`` steps it measures the dev loss; the best model so far is kept in ``OUT/model/``
@@ -31,9 +32,16 @@ import torch
 
 from train.data import VARIANTS, Example, bucket_batches, load_examples
 from train.errors import TrainError
-from train.generator import GeneratorConfig, build_generator, count_parameters, t5_config
+from train.generator import (
+    GeneratorConfig,
+    build_generator,
+    build_warm_started,
+    count_parameters,
+    resolve_warm_start,
+    t5_config,
+)
 from train.metrics import DevMetrics, collate, evaluate
-from train.tokenizer import load_tokenizer
+from train.tokenizer import end_token_id, load_tokenizer, target_ids
 
 __all__ = ["TrainOptions", "TrainResult", "encode_examples", "train_generator"]
 
@@ -71,6 +79,7 @@ class TrainOptions:
     seed: int = 0
     threads: int | None = None
     init_from: str | None = None  # a generator folder whose weights start the run
+    warm_start: str | None = None  # a BERT-style encoder folder, or "minilm": bert2bert
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -82,6 +91,14 @@ class TrainOptions:
                 raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
         if not self.lr > 0:
             raise TrainError(f"`lr` (={self.lr}) must be positive")
+        if self.warm_start is not None:
+            if self.init_from is not None:
+                raise TrainError("--warm-start and --init-from exclude each other")
+            if self.tokenizer != self.warm_start:
+                raise TrainError(
+                    f"a generator warm-started from {self.warm_start!r} uses that model's "
+                    f"tokenizer: pass --tokenizer {self.warm_start} (not {self.tokenizer!r})"
+                )
 
     def model_config(self, vocab_size: int) -> GeneratorConfig:
         return GeneratorConfig(vocab_size, self.d_model, self.d_ff, self.num_layers,
@@ -110,8 +127,8 @@ def encode_examples(
 ) -> list[tuple[list[int], list[int]]]:
     """Token ids of (source, target) with EOS, truncated to the limits (EOS kept last)."""
     src = tokenizer([e.source for e in examples])["input_ids"]
-    tgt = tokenizer([e.target for e in examples])["input_ids"]
-    eos = tokenizer.eos_token_id
+    tgt = target_ids(tokenizer, [e.target for e in examples])
+    eos = end_token_id(tokenizer)
 
     def cut(ids: list[int], n: int) -> list[int]:
         return ids if len(ids) <= n else ids[: n - 1] + [eos]
@@ -181,7 +198,7 @@ def _check_same_options(path: Path, options: TrainOptions) -> None:
 
 def train_generator(options: TrainOptions) -> TrainResult:
     """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring."""
-    from transformers import T5ForConditionalGeneration
+    from transformers import AutoModelForSeq2SeqLM
 
     if options.threads:
         torch.set_num_threads(options.threads)
@@ -192,8 +209,11 @@ def train_generator(options: TrainOptions) -> TrainResult:
         _check_same_options(config_path, options)
     config_path.write_text(json.dumps(asdict(options), indent=1, sort_keys=True) + "\n")
 
-    tokenizer = load_tokenizer(options.tokenizer)
-    if tokenizer.pad_token_id != 0 or tokenizer.eos_token_id != 1:
+    if options.warm_start is not None:
+        tokenizer = load_tokenizer(resolve_warm_start(options.warm_start))
+    else:
+        tokenizer = load_tokenizer(options.tokenizer)
+    if options.warm_start is None and (tokenizer.pad_token_id != 0 or tokenizer.eos_token_id != 1):
         raise TrainError(
             f"tokenizer {options.tokenizer!r} has pad={tokenizer.pad_token_id}, "
             f"eos={tokenizer.eos_token_id}; a dpc tokenizer (`dpc train tokenizer`) has 0 and 1"
@@ -213,8 +233,11 @@ def train_generator(options: TrainOptions) -> TrainResult:
     checkpoint = out / "checkpoint"
     model_config = options.model_config(len(tokenizer))
     if (checkpoint / "trainer_state.pt").exists():
-        model = T5ForConditionalGeneration.from_pretrained(str(checkpoint))
+        model = AutoModelForSeq2SeqLM.from_pretrained(str(checkpoint))
         state = torch.load(checkpoint / "trainer_state.pt", weights_only=False)
+    elif options.warm_start is not None:
+        model = build_warm_started(options.warm_start, seed=options.seed)
+        state = None
     elif options.init_from is not None:
         model = _initial_weights(options.init_from, model_config)
         state = None
@@ -265,8 +288,12 @@ def train_generator(options: TrainOptions) -> TrainResult:
                 "best": (best.nll_sum, best.tokens, best.correct), "elapsed": elapsed(),
                 "history": history, "stopped": stopped}
 
+    architecture = (
+        {"warm_start": options.warm_start, "type": "bert2bert"} if options.warm_start is not None
+        else model_config.to_dict()
+    )
     info = {"variant": options.variant, "input_format": "{direction}: {text}",
-            "model": model_config.to_dict(), "bank": os.fspath(options.bank)}
+            "model": architecture, "bank": os.fspath(options.bank)}
     batches = bucket_batches(lengths, options.batch_size, options.seed, epoch)
     while not stopped:
         if step >= options.max_steps:

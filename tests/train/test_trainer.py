@@ -129,3 +129,61 @@ def test_init_from_another_architecture_or_a_missing_folder(tiny_bank, tiny_toke
     with pytest.raises(DpcError, match="/no/such/model"):
         train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "c",
                                  init_from="/no/such/model"))
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random BERT with all-MiniLM-L6-v2's WordPiece tokenizer: a warm-start folder."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from train.models import minilm_tokenizer_path
+
+    folder = tmp_path_factory.mktemp("tiny_bert")
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    BertModel(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def _warm(bank: Path, bert: Path, out: Path, **kw: object) -> TrainOptions:
+    return _options(bank, bert, out, warm_start=str(bert), lr=1e-3, **kw)
+
+
+def test_warm_start_trains_a_loadable_bert2bert(tiny_bank, tiny_bert, tmp_path):
+    from train.evaluation import evaluate_generator
+    from train.metrics import sequence_log_probs
+
+    result = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "run", max_steps=6,
+                                   eval_every=3))
+    assert result.steps == 6 and len(result.history) == 2
+    loaded = load_generator(result.model_dir)
+    assert type(loaded.model).__name__ == "EncoderDecoderModel"
+    assert loaded.model.config.decoder_start_token_id == loaded.tokenizer.cls_token_id
+    info = json.loads((Path(result.model_dir) / "dpc_generator.json").read_text())
+    assert info["model"] == {"warm_start": str(tiny_bert), "type": "bert2bert"}
+    # targets end with [SEP] and do not start with [CLS] (the decoder's start token)
+    lp = sequence_log_probs(loaded.model, loaded.tokenizer, ["cause: the road was icy"] * 2,
+                            ["the car slid off", "the car slid off the road"])
+    assert lp[0] < 0 and lp[1] < lp[0]
+    metrics = evaluate_generator(result.model_dir, tiny_bank, "train", max_examples=20)
+    assert metrics.words > 0 and 1 < metrics.word_perplexity < float("inf")
+
+
+def test_warm_started_run_resumes_to_the_same_weights(tiny_bank, tiny_bert, tmp_path):
+    train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "a", max_steps=4))
+    train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "b", max_steps=2))
+    resumed = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "b", max_steps=4))
+    assert resumed.steps == 4
+    assert _same_weights(tmp_path / "a", tmp_path / "b")
+
+
+def test_warm_start_option_errors(tiny_bank, tiny_bert, tiny_tokenizer, tmp_path):
+    with pytest.raises(TrainError, match="exclude each other"):
+        _warm(tiny_bank, tiny_bert, tmp_path / "x", init_from="somewhere")
+    with pytest.raises(TrainError, match="uses that model's tokenizer"):
+        _options(tiny_bank, tiny_tokenizer, tmp_path / "x", warm_start=str(tiny_bert))
+    with pytest.raises(ModelFolderError, match="does not exist"):
+        train_generator(_warm(tiny_bank, tmp_path / "no_bert", tmp_path / "x"))
