@@ -176,6 +176,12 @@ def _initial_weights(folder: str, config: GeneratorConfig) -> Any:
     from train.models import load_generator
 
     loaded = load_generator(folder).model  # ModelFolderError for a missing or foreign folder
+    if loaded.config.model_type != "t5":
+        raise TrainError(
+            f"--init-from {folder!r} holds a {loaded.config.model_type!r} model; --init-from "
+            "takes a T5 generator of `dpc train generator` (a warm-started run resumes from its "
+            "own --out folder)"
+        )
     want = t5_config(config)
     diffs = [f"{k}: {getattr(loaded.config, k)} (folder) vs {getattr(want, k)} (options)"
              for k in ("vocab_size", "d_model", "d_ff", "num_layers", "num_decoder_layers",

@@ -172,6 +172,14 @@ def test_warm_start_trains_a_loadable_bert2bert(tiny_bank, tiny_bert, tmp_path):
     assert metrics.words > 0 and 1 < metrics.word_perplexity < float("inf")
 
 
+def test_init_from_a_warm_started_model_is_refused(tiny_bank, tiny_bert, tiny_tokenizer,
+                                                   tmp_path):
+    warm = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "warm", max_steps=2))
+    with pytest.raises(TrainError, match="'encoder-decoder' model"):
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "x",
+                                 init_from=warm.model_dir))
+
+
 def test_warm_started_run_resumes_to_the_same_weights(tiny_bank, tiny_bert, tmp_path):
     train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "a", max_steps=4))
     train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "b", max_steps=2))
