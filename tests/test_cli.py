@@ -42,7 +42,9 @@ def test_generate_json_lines_one_object_per_input(capsys):
     assert [(r["index"], r["input"], r["direction"]) for r in rows] == [
         (0, "babies cry", "effect"), (1, "it rained", "effect")]
     for r in rows:
-        assert len(r["keywords"]) == 3 and len(r["outputs"]) == 4
+        # at most K = 4 outputs, all distinct (fewer when the 3 x 2 candidates repeat a text)
+        texts = [o["text"] for o in r["outputs"]]
+        assert len(r["keywords"]) == 3 and 1 <= len(texts) <= 4 and len(set(texts)) == len(texts)
         for o in r["outputs"]:
             assert o["keyword"] in r["keywords"] and o["matched"] in o["text"]
 
