@@ -4,8 +4,9 @@ One call of :func:`train_generator` reads a CausalBank, tokenises it with a trai
 builds (or resumes) a T5 generator -- or, with ``warm_start``, a bert2bert encoder-decoder whose
 halves both start from a pretrained BERT-style model (all-MiniLM-L6-v2) -- and trains it with
 AdamW (warm-up then inverse-square-root decay). Every ``checkpoint_every`` steps it writes
-``OUT/checkpoint/`` (model, optimizer, scheduler, RNG state and position in the data) atomically; a run started again with the same
-``OUT`` continues from there and reaches the same weights as an uninterrupted run. Every
+``OUT/checkpoint/`` (model, optimizer, scheduler, RNG state and position in the data)
+atomically; a run started again with the same ``OUT`` continues from there and reaches the same
+weights as an uninterrupted run. Every
 ``eval_every`` steps it measures the dev loss; the best model so far is kept in ``OUT/model/``
 (a Hugging Face folder with the tokenizer, loadable by ``dpc generate --model OUT/model``), and
 training stops after ``patience`` evaluations without improvement, at ``max_steps`` or after
