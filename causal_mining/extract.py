@@ -94,6 +94,15 @@ class ExtractOptions:
         if self.max_chars < 10:
             raise MiningConfigError(f"`max_chars` (={self.max_chars}) has to be at least 10")
 
+    @property
+    def parses(self) -> bool:
+        """Whether pairs are checked against a parse (``use_parse`` needs ``use_tags``).
+
+        >>> ExtractOptions(use_tags=False).parses, ExtractOptions().parses
+        (False, True)
+        """
+        return self.use_tags and self.use_parse
+
 
 @dataclass(frozen=True, slots=True)
 class Extraction:
@@ -360,12 +369,11 @@ def _evaluate(
         ):
             drops.append(DropReason.SHORT_ARGUMENT)
             continue
-        parse = options.use_tags and options.use_parse
-        if options.use_tags and (match.pattern.needs_tags or parse):
+        if options.use_tags and (match.pattern.needs_tags or options.parses):
             if tags is None:
                 return _NEEDS_TAGS
             reason = _check_tags(sentence, match, spans, tags) if match.pattern.needs_tags else None
-            if reason is None and parse:
+            if reason is None and options.parses:
                 fitted = _fit_to_parse(sentence, match, spans, tags, options)
                 if isinstance(fitted, DropReason):
                     reason = fitted
@@ -412,7 +420,7 @@ class Extractor:
         :class:`ExtractOptions`.
     tagger
         spaCy wrapper; created lazily when ``options.use_tags`` and a sentence needs it. It has
-        to parse (``Tagger(parse=True)``) when ``options.use_parse``.
+        to parse (``Tagger(parse=True)``) when ``options.parses``.
 
     Attributes
     ----------
@@ -434,8 +442,7 @@ class Extractor:
 
     def __init__(self, options: ExtractOptions | None = None, tagger: Tagger | None = None):
         self.options = options or ExtractOptions()
-        parse = self.options.use_tags and self.options.use_parse
-        if tagger is not None and parse and not tagger.parse:
+        if tagger is not None and self.options.parses and not tagger.parse:
             raise MiningConfigError(
                 "ExtractOptions(use_parse=True) needs a parsing tagger: Tagger(parse=True)"
             )
@@ -447,7 +454,7 @@ class Extractor:
     @property
     def tagger(self) -> Tagger:
         if self._tagger is None:
-            self._tagger = Tagger(parse=self.options.use_parse)
+            self._tagger = Tagger(parse=self.options.parses)
         return self._tagger
 
     def extract(self, sentences: Iterable[tuple[str, str]]) -> list[CausalPair]:
@@ -540,7 +547,7 @@ def extract_sentence(
     True
     """
     options = ExtractOptions(use_tags=use_tags, use_parse=use_parse)
-    extractor = Extractor(options, _SHARED_TAGGERS[use_parse])
+    extractor = Extractor(options, _SHARED_TAGGERS[options.parses])
     pairs = extractor.extract([("-", " ".join(sentence.split()))])
     if pairs:
         p = pairs[0]

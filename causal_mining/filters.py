@@ -32,8 +32,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from itertools import pairwise
 from enum import StrEnum
+from itertools import pairwise
 
 from causal_mining.patterns import PatternMatch, Shape
 from causal_mining.sentences import words

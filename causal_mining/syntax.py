@@ -117,6 +117,12 @@ def _subjects(tags: SentenceTags, index: int) -> set[int]:
     return found
 
 
+def _clauses_before(tags: SentenceTags, node: int, first: int, in_pattern: set[int]) -> set[int]:
+    """Clausal dependents of ``node`` that come before the pattern (which starts at ``first``)."""
+    return {c for c in tags.children(node)
+            if c < first and tags.deps[c] in _CLAUSES and c not in in_pattern}
+
+
 def anchors(
     tags: SentenceTags, pattern_tokens: list[int]
 ) -> tuple[set[int], set[int], set[int]]:
@@ -156,20 +162,14 @@ def anchors(
         clause = tags.heads[top]
         if clause in in_pattern:
             return set(), set(), set()
-        host = {
-            c for c in tags.children(clause)
-            if c < first and tags.deps[c] in _CLAUSES and c not in in_pattern
-        }
+        host = _clauses_before(tags, clause, first, in_pattern)
         above = tags.heads[clause]
         while above in in_pattern and tags.heads[above] != above:
             above = tags.heads[above]  # "so long as": past "long" to the word it modifies
         if above != clause and above not in in_pattern:
             host.add(above)
             # "X but Y, so Z": Z hangs on X, the clause before the pattern is Y, a sibling
-            host |= {
-                c for c in tags.children(above)
-                if c < first and tags.deps[c] in _CLAUSES and c not in in_pattern
-            }
+            host |= _clauses_before(tags, above, first, in_pattern)
         elif above == clause:
             # the parser made the clause the pattern opens the root ("X; so that Y"): the
             # clause before the pattern is one of its dependents

@@ -139,7 +139,7 @@ def mine_file(
             progress(summary["read"]["input_bytes"])
         return summary
     read_stats = ReadStats()
-    extractor = Extractor(options.extract, _tagger(options.extract.use_parse))
+    extractor = Extractor(options.extract, _tagger(options.extract.parses))
     boilerplate = BoilerplateFilter()
     position = [0, 0]  # raw bytes read, reported so far
 
