@@ -1,8 +1,9 @@
 """``dpc train ...``: tokenizer, generator training and dev metrics.
 
 ``add_train_parser(subparsers)`` registers ``dpc train tokenizer``, ``dpc train generator``,
-``dpc train evaluate`` and ``dpc train causal-bert``; the same commands run as
-``python -m train.cli tokenizer|generator|evaluate|causal-bert``.
+``dpc train trim-vocab``, ``dpc train export``, ``dpc train evaluate`` and ``dpc train causal-bert``;
+the same commands run as ``python -m train.cli tokenizer|generator|trim-vocab|export|evaluate|
+causal-bert``.
 Each command prints its own errors and returns an exit status (2 for bad input).
 
 >>> parser = argparse.ArgumentParser(prog="dpc")
@@ -22,8 +23,8 @@ from typing import Any
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "generator_command",
-           "main", "tokenizer_command"]
+__all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "export_command",
+           "generator_command", "main", "tokenizer_command", "trim_vocab_command"]
 
 
 def add_train_parser(sub: Any) -> argparse.ArgumentParser:
@@ -62,11 +63,32 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
                            help="warm-start encoder and decoder from a BERT-style model folder, "
                            "or 'minilm' for the packaged all-MiniLM-L6-v2 (bert2bert; pass the "
                            "same value as --tokenizer; the --d-model/... sizes do not apply)")
+        elif f.name == "share_weights":
+            g.add_argument(flag, action="store_true",
+                           help="with --warm-start: the decoder shares the encoder's weights "
+                           "(Rothe et al. 2020's BERTShare; about half the parameters)")
         else:
             kind = float if f.name in ("lr", "dropout", "weight_decay", "max_minutes") else int
             g.add_argument(flag, type=kind, default=value)
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.set_defaults(func=generator_command)
+
+    v = cmds.add_parser("trim-vocab",
+                        help="cut a BERT-style model's vocabulary down to a CausalBank's tokens")
+    v.add_argument("--from", dest="source", default="minilm", metavar="MODEL",
+                   help="BERT-style model folder, or 'minilm' (default) for all-MiniLM-L6-v2")
+    v.add_argument("--bank", required=True, help="CausalBank whose train split is counted")
+    v.add_argument("--out", required=True, help="new model folder (use it as --warm-start)")
+    v.add_argument("--min-count", type=int, default=1,
+                   help="keep tokens seen at least this often (specials and characters always)")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar")
+    v.set_defaults(func=trim_vocab_command)
+
+    x = cmds.add_parser("export", help="copy a generator with its weights in half precision")
+    x.add_argument("--model", required=True, help="generator folder (e.g. RUN/model)")
+    x.add_argument("--out", required=True, help="new folder (replaced as a whole)")
+    x.add_argument("--dtype", choices=("float16", "bfloat16", "float32"), default="float16")
+    x.set_defaults(func=export_command)
 
     e = cmds.add_parser("evaluate", help="dev perplexity and word accuracy of a generator")
     e.add_argument("--model", required=True, help="generator folder")
@@ -130,6 +152,39 @@ def generator_command(args: argparse.Namespace) -> int:
         print(f"dpc train generator: error: {err}", file=sys.stderr)
         return 2
     return _print_summary(result)
+
+
+def trim_vocab_command(args: argparse.Namespace) -> int:
+    """``dpc train trim-vocab``: a warm-start folder with the bank's WordPiece tokens only."""
+    from train.data import load_examples
+    from train.vocab_trim import trim_vocabulary
+
+    try:
+        examples = load_examples(args.bank, "both")["train"]
+        texts = (text for e in examples for text in (e.source, e.target))
+        result = trim_vocabulary(args.source, texts, args.out, min_count=args.min_count,
+                                 progress=not args.no_progress)
+    except DpcError as err:
+        print(f"dpc train trim-vocab: error: {err}", file=sys.stderr)
+        return 2
+    print(f"{result.kept} of {result.original} tokens kept ({result.tokens} tokens in "
+          f"{result.texts} texts, {result.retokenized} of them retokenized); parameters {result.parameters_before} -> "
+          f"{result.parameters_after}; written to {result.out}")
+    return 0
+
+
+def export_command(args: argparse.Namespace) -> int:
+    """``dpc train export``: the generator's folder with its weights stored as ``--dtype``."""
+    from train.export import export_generator
+
+    try:
+        result = export_generator(args.model, args.out, args.dtype)
+    except DpcError as err:
+        print(f"dpc train export: error: {err}", file=sys.stderr)
+        return 2
+    print(f"{result.parameters} parameters as {result.dtype}: {result.bytes / 1e6:.1f} MB "
+          f"written to {result.out}")
+    return 0
 
 
 def evaluate_command(args: argparse.Namespace) -> int:

@@ -95,14 +95,16 @@ def resolve_warm_start(name: str) -> str:
     return name
 
 
-def build_warm_started(folder: str, seed: int = 0) -> Any:
+def build_warm_started(folder: str, seed: int = 0, share: bool = False) -> Any:
     """A bert2bert ``EncoderDecoderModel`` whose encoder and decoder start from ``folder``.
 
     ``folder`` holds a BERT-style encoder and its WordPiece tokenizer (``--warm-start minilm``:
     all-MiniLM-L6-v2, 6 layers, hidden 384). The decoder is the same network with causal self-
     attention and new, randomly initialised (``seed``) cross-attention layers; it starts each
     output with ``[CLS]`` and ends it with ``[SEP]`` (Rothe et al. 2020's warm start, as in
-    transformers' ``from_encoder_decoder_pretrained``).
+    transformers' ``from_encoder_decoder_pretrained``). With ``share`` the decoder's weights *are*
+    the encoder's, except its cross-attention and output transform (Rothe et al.'s "BERTShare",
+    :func:`train.shared_weights.share_encoder_decoder`): about half the parameters.
     """
     from transformers import AutoTokenizer, EncoderDecoderModel
     from transformers.utils import logging as hf_logging
@@ -134,6 +136,10 @@ def build_warm_started(folder: str, seed: int = 0) -> Any:
         config.pad_token_id = tokenizer.pad_token_id
         config.eos_token_id = tokenizer.sep_token_id
     model.config.vocab_size = model.config.decoder.vocab_size
+    if share:
+        from train.shared_weights import share_encoder_decoder
+
+        share_encoder_decoder(model)
     return model
 
 

@@ -18,7 +18,6 @@ import torch
 from transformers import (
     AutoConfig,
     AutoModelForCausalLM,
-    AutoModelForSeq2SeqLM,
     AutoTokenizer,
     PreTrainedModel,
     T5Config,
@@ -120,6 +119,9 @@ def placeholder_model(seed: int = 0) -> LoadedModel:
 def load_model(path: str | Path) -> LoadedModel:
     """Load a local Hugging Face model folder (seq2seq or causal LM) and its tokenizer.
 
+    Weights stored in half precision (a ``dpc train export --dtype float16`` bundle) are cast to
+    float32, and a generator whose decoder shares the encoder's weights
+    (:mod:`train.shared_weights`) gets them tied again.
     Raises :class:`~dpc_decode.errors.DpcError` naming the path when it is missing or not a model.
     """
     folder = Path(path)
@@ -131,8 +133,15 @@ def load_model(path: str | Path) -> LoadedModel:
 
     try:
         config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
-        loader = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
-        model = loader.from_pretrained(str(folder), local_files_only=True).eval()
+        if config.is_encoder_decoder:
+            from train.shared_weights import load_weights
+
+            model = load_weights(folder)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
+        if any(p.dtype in (torch.float16, torch.bfloat16) for p in model.parameters()):
+            model = model.float()  # a half-precision export (the bundle): computed in float32
+        model = model.eval()
     except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as err:
         # RuntimeError: torch's own loader; SafetensorError: a truncated or corrupt weights file
         raise DpcError(f"cannot load a model from {str(path)!r}: {err}") from err

@@ -42,6 +42,7 @@ from train.generator import (
     t5_config,
 )
 from train.metrics import DevMetrics, collate, evaluate
+from train.shared_weights import load_weights, save_weights
 from train.tokenizer import end_token_id, load_tokenizer, target_ids
 
 __all__ = ["TrainOptions", "TrainResult", "encode_examples", "train_generator"]
@@ -81,6 +82,7 @@ class TrainOptions:
     threads: int | None = None
     init_from: str | None = None  # a generator folder whose weights start the run
     warm_start: str | None = None  # a BERT-style encoder folder, or "minilm": bert2bert
+    share_weights: bool = False  # warm start only: the decoder shares the encoder's weights
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -92,6 +94,8 @@ class TrainOptions:
                 raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
         if not self.lr > 0:
             raise TrainError(f"`lr` (={self.lr}) must be positive")
+        if self.share_weights and self.warm_start is None:
+            raise TrainError("--share-weights applies to a warm-started generator (--warm-start)")
         if self.warm_start is not None:
             if self.init_from is not None:
                 raise TrainError("--warm-start and --init-from exclude each other")
@@ -151,7 +155,7 @@ def _save_checkpoint(folder: Path, model: Any, optimizer: Any, scheduler: Any,
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    model.save_pretrained(str(tmp))
+    save_weights(model, tmp)
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                 "rng": torch.get_rng_state(), **state}, tmp / "trainer_state.pt")
     old = folder.with_name(folder.name + ".old")
@@ -165,7 +169,7 @@ def _save_checkpoint(folder: Path, model: Any, optimizer: Any, scheduler: Any,
 def _save_model(folder: Path, model: Any, tokenizer: Any, info: dict[str, Any]) -> None:
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(str(tmp))
+    save_weights(model, tmp)
     tokenizer.save_pretrained(str(tmp))
     (tmp / "dpc_generator.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
@@ -194,8 +198,10 @@ def _initial_weights(folder: str, config: GeneratorConfig) -> Any:
 
 def _check_same_options(path: Path, options: TrainOptions) -> None:
     saved = json.loads(path.read_text())
-    diffs = [f"{k}: {saved.get(k)!r} -> {v!r}" for k, v in asdict(options).items()
-             if k not in RESUMABLE_CHANGES and saved.get(k) != v]
+    # an option added after the run was started has its default there
+    defaults = {f.name: f.default for f in fields(TrainOptions)}
+    diffs = [f"{k}: {saved.get(k, defaults[k])!r} -> {v!r}" for k, v in asdict(options).items()
+             if k not in RESUMABLE_CHANGES and saved.get(k, defaults[k]) != v]
     if diffs:
         raise TrainError(
             f"output folder {str(path.parent)!r} holds a run with other options ({'; '.join(diffs)}); "
@@ -205,8 +211,6 @@ def _check_same_options(path: Path, options: TrainOptions) -> None:
 
 def train_generator(options: TrainOptions) -> TrainResult:
     """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring."""
-    from transformers import AutoModelForSeq2SeqLM
-
     if options.threads:
         torch.set_num_threads(options.threads)
     out = Path(options.out)
@@ -240,10 +244,11 @@ def train_generator(options: TrainOptions) -> TrainResult:
     checkpoint = out / "checkpoint"
     model_config = options.model_config(len(tokenizer))
     if (checkpoint / "trainer_state.pt").exists():
-        model = AutoModelForSeq2SeqLM.from_pretrained(str(checkpoint))
+        model = load_weights(checkpoint)
         state = torch.load(checkpoint / "trainer_state.pt", weights_only=False)
     elif options.warm_start is not None:
-        model = build_warm_started(options.warm_start, seed=options.seed)
+        model = build_warm_started(options.warm_start, seed=options.seed,
+                                   share=options.share_weights)
         state = None
     elif options.init_from is not None:
         model = _initial_weights(options.init_from, model_config)
@@ -296,7 +301,8 @@ def train_generator(options: TrainOptions) -> TrainResult:
                 "history": history, "stopped": stopped}
 
     architecture = (
-        {"warm_start": options.warm_start, "type": "bert2bert"} if options.warm_start is not None
+        {"warm_start": options.warm_start, "type": "bert2bert", "shared": options.share_weights}
+        if options.warm_start is not None
         else model_config.to_dict()
     )
     info = {"variant": options.variant, "input_format": "{direction}: {text}",

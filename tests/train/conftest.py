@@ -1,10 +1,11 @@
-"""Tiny CausalBank and tokenizer fixtures shared by the train tests (no corpus needed)."""
+"""Tiny CausalBank, tokenizer and BERT fixtures shared by the train tests (no corpus needed)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+import torch
 
 from causal_mining.pair import CausalPair
 from causal_mining.shards import write_pairs
@@ -43,4 +44,21 @@ def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("tok")
     texts = [t for p in tiny_pairs() for t in (p.cause, p.effect)] + ["cause: effect:"] * 20
     train_tokenizer(texts, folder, vocab_size=120)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random BERT with all-MiniLM-L6-v2's WordPiece tokenizer: a warm-start folder."""
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from train.models import minilm_tokenizer_path
+
+    folder = tmp_path_factory.mktemp("tiny_bert")
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    BertModel(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
     return folder

@@ -72,3 +72,25 @@ def test_tokenizer_command(tiny_bank: Path, tmp_path: Path, capsys) -> None:
     assert main(["tokenizer", "--bank", str(tiny_bank), "--out", str(tmp_path / "t"),
                  "--vocab-size", "60"]) == 0
     assert (tmp_path / "t" / "tokenizer.json").is_file()
+
+
+def test_trim_vocab_and_export_commands(tiny_bank: Path, tiny_bert: Path, tiny_model: str,
+                                        tmp_path: Path, capsys) -> None:
+    assert main(["trim-vocab", "--from", str(tiny_bert), "--bank", str(tiny_bank), "--out",
+                 str(tmp_path / "t"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "of 30522 tokens kept" in out and str(tmp_path / "t") in out
+    assert main(["generator", "--bank", str(tiny_bank), "--tokenizer", str(tmp_path / "t"),
+                 "--warm-start", str(tmp_path / "t"), "--share-weights", "--out",
+                 str(tmp_path / "run"), "--max-steps", "1", "--eval-every", "1",
+                 "--batch-size", "8", "--dev-examples", "8", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["export", "--model", str(tmp_path / "run" / "model"), "--out",
+                 str(tmp_path / "x")]) == 0
+    assert "as float16" in capsys.readouterr().out
+    assert main(["trim-vocab", "--from", tiny_model, "--bank", str(tiny_bank), "--out",
+                 str(tmp_path / "bad"), "--no-progress"]) == 2
+    assert "only a WordPiece" in capsys.readouterr().err
+    assert main(["export", "--model", str(tmp_path / "nomodel"), "--out",
+                 str(tmp_path / "y")]) == 2
+    assert "nomodel" in capsys.readouterr().err

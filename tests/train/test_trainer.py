@@ -131,23 +131,6 @@ def test_init_from_another_architecture_or_a_missing_folder(tiny_bank, tiny_toke
                                  init_from="/no/such/model"))
 
 
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random BERT with all-MiniLM-L6-v2's WordPiece tokenizer: a warm-start folder."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from train.models import minilm_tokenizer_path
-
-    folder = tmp_path_factory.mktemp("tiny_bert")
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
-    BertModel(config).save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
-    return folder
-
-
 def _warm(bank: Path, bert: Path, out: Path, **kw: object) -> TrainOptions:
     return _options(bank, bert, out, warm_start=str(bert), lr=1e-3, **kw)
 
@@ -163,7 +146,7 @@ def test_warm_start_trains_a_loadable_bert2bert(tiny_bank, tiny_bert, tmp_path):
     assert type(loaded.model).__name__ == "EncoderDecoderModel"
     assert loaded.model.config.decoder_start_token_id == loaded.tokenizer.cls_token_id
     info = json.loads((Path(result.model_dir) / "dpc_generator.json").read_text())
-    assert info["model"] == {"warm_start": str(tiny_bert), "type": "bert2bert"}
+    assert info["model"] == {"warm_start": str(tiny_bert), "type": "bert2bert", "shared": False}
     # targets end with [SEP] and do not start with [CLS] (the decoder's start token)
     lp = sequence_log_probs(loaded.model, loaded.tokenizer, ["cause: the road was icy"] * 2,
                             ["the car slid off", "the car slid off the road"])
@@ -195,3 +178,36 @@ def test_warm_start_option_errors(tiny_bank, tiny_bert, tiny_tokenizer, tmp_path
         _options(tiny_bank, tiny_tokenizer, tmp_path / "x", warm_start=str(tiny_bert))
     with pytest.raises(ModelFolderError, match="does not exist"):
         train_generator(_warm(tiny_bank, tmp_path / "no_bert", tmp_path / "x"))
+
+
+def test_shared_warm_start_trains_and_resumes_to_the_same_weights(tiny_bank, tiny_bert,
+                                                                  tmp_path):
+    a = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "a", max_steps=4,
+                              share_weights=True))
+    train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "b", max_steps=2, share_weights=True))
+    resumed = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "b", max_steps=4,
+                                    share_weights=True))
+    assert resumed.steps == 4 and resumed.parameters == a.parameters
+    assert _same_weights(tmp_path / "a", tmp_path / "b")
+    plain = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "c", max_steps=1))
+    assert a.parameters < plain.parameters
+    model = load_generator(a.model_dir).model
+    assert model.decoder.bert.encoder.layer[0].attention.self.key.weight is \
+        model.encoder.encoder.layer[0].attention.self.key.weight
+    info = json.loads((Path(a.model_dir) / "dpc_generator.json").read_text())
+    assert info["model"]["shared"] is True
+
+
+def test_share_weights_needs_a_warm_start(tiny_bank, tiny_tokenizer, tmp_path):
+    with pytest.raises(TrainError, match="--share-weights applies to a warm-started"):
+        _options(tiny_bank, tiny_tokenizer, tmp_path / "x", share_weights=True)
+
+
+def test_a_run_saved_before_an_option_existed_resumes(tiny_bank, tiny_tokenizer, tmp_path):
+    train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a", max_steps=2))
+    config = tmp_path / "a" / "train_config.json"
+    saved = json.loads(config.read_text())
+    del saved["share_weights"]
+    config.write_text(json.dumps(saved))
+    assert train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "a",
+                                    max_steps=4)).steps == 4
