@@ -84,7 +84,8 @@ def default_model(seed: int = 0) -> LoadedModel:
     if (DEFAULT_MODEL_DIR / "config.json").is_file():
         loaded = load_generator(DEFAULT_MODEL_DIR)
         kind = "minilm-bert2bert" if loaded.model.config.model_type == "encoder-decoder" else "t5"
-        return LoadedModel(loaded.model, loaded.tokenizer, f"dpc-causalbank-gutenberg-{kind} (bundled)")
+        name = f"dpc-causalbank-gutenberg-{kind} (bundled)"
+        return LoadedModel(loaded.model, loaded.tokenizer, name)
     return placeholder_model(seed)
 
 
@@ -125,6 +126,7 @@ def load_model(path: str | Path) -> LoadedModel:
     Weights stored in half precision (a ``dpc train export --dtype float16`` bundle) are cast to
     float32, and a generator whose decoder shares the encoder's weights
     (:mod:`train.shared_weights`) gets them tied again.
+
     Raises :class:`~dpc_decode.errors.DpcError` naming the path when it is missing or not a model.
     """
     folder = Path(path)
