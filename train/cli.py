@@ -119,6 +119,12 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _error(command: str, err: Exception) -> int:
+    """Print ``dpc train COMMAND: error: ...`` on stderr; exit status 2 (bad input)."""
+    print(f"dpc train {command}: error: {err}", file=sys.stderr)
+    return 2
+
+
 def tokenizer_command(args: argparse.Namespace) -> int:
     """``dpc train tokenizer``."""
     from train.data import texts_for_tokenizer
@@ -129,8 +135,7 @@ def tokenizer_command(args: argparse.Namespace) -> int:
                               vocab_size=args.vocab_size, model_type=args.model_type,
                               seed=args.seed)
     except DpcError as err:
-        print(f"dpc train tokenizer: error: {err}", file=sys.stderr)
-        return 2
+        return _error("tokenizer", err)
     print(f"tokenizer with {len(tok)} pieces written to {args.out}")
     return 0
 
@@ -149,8 +154,7 @@ def generator_command(args: argparse.Namespace) -> int:
         options = options_from_dict({**vars(args), "progress": not args.no_progress})
         result = train_generator(options)
     except DpcError as err:
-        print(f"dpc train generator: error: {err}", file=sys.stderr)
-        return 2
+        return _error("generator", err)
     return _print_summary(result)
 
 
@@ -165,11 +169,10 @@ def trim_vocab_command(args: argparse.Namespace) -> int:
         result = trim_vocabulary(args.source, texts, args.out, min_count=args.min_count,
                                  progress=not args.no_progress)
     except DpcError as err:
-        print(f"dpc train trim-vocab: error: {err}", file=sys.stderr)
-        return 2
+        return _error("trim-vocab", err)
     print(f"{result.kept} of {result.original} tokens kept ({result.tokens} tokens in "
-          f"{result.texts} texts, {result.retokenized} of them retokenized); parameters {result.parameters_before} -> "
-          f"{result.parameters_after}; written to {result.out}")
+          f"{result.texts} texts, {result.retokenized} of them retokenized); parameters "
+          f"{result.parameters_before} -> {result.parameters_after}; written to {result.out}")
     return 0
 
 
@@ -180,8 +183,7 @@ def export_command(args: argparse.Namespace) -> int:
     try:
         result = export_generator(args.model, args.out, args.dtype)
     except DpcError as err:
-        print(f"dpc train export: error: {err}", file=sys.stderr)
-        return 2
+        return _error("export", err)
     print(f"{result.parameters} parameters as {result.dtype}: {result.bytes / 1e6:.1f} MB "
           f"written to {result.out}")
     return 0
@@ -194,8 +196,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     try:
         m = evaluate_generator(args.model, args.bank, args.split, args.variant, args.max_examples)
     except DpcError as err:
-        print(f"dpc train evaluate: error: {err}", file=sys.stderr)
-        return 2
+        return _error("evaluate", err)
     print(f"{args.split} ({args.variant}): {m.tokens} target tokens, {m.words} words, "
           f"perplexity {m.perplexity:.2f}, word accuracy {m.word_accuracy:.4f}, "
           f"per-word perplexity {m.word_perplexity:.2f}")
@@ -219,8 +220,7 @@ def causal_bert_command(args: argparse.Namespace) -> int:
         result = continue_training(CausalBertOptions(**values, pairs=pairs,
                                                      progress=not args.no_progress))
     except DpcError as err:
-        print(f"dpc train causal-bert: error: {err}", file=sys.stderr)
-        return 2
+        return _error("causal-bert", err)
     return _print_summary(result)
 
 

@@ -141,7 +141,7 @@ def load_model(path: str | Path) -> LoadedModel:
         if config.is_encoder_decoder:
             from train.shared_weights import load_weights
 
-            model = load_weights(folder)
+            model = load_weights(folder, config)
         else:
             model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
         if any(p.dtype in (torch.float16, torch.bfloat16) for p in model.parameters()):

@@ -74,6 +74,21 @@ def shared_names(model: Any) -> list[str]:
     return [d for d, _ in _pairs(model)]
 
 
+def _embedding_shape(model: Any) -> Any:
+    return model.encoder.get_input_embeddings().weight.shape
+
+
+def _stored_once(model: Any) -> set[str]:
+    """Decoder parameter names :func:`save_shared` leaves out: the shared ones and the output
+    projection's name(s), which alias the word embeddings."""
+    names = set(shared_names(model))
+    output = model.decoder.get_output_embeddings()
+    if output is not None and output.weight.shape == _embedding_shape(model):  # tied by sharing
+        names |= {n for n, p in model.named_parameters(remove_duplicate=False)
+                  if n.startswith("decoder.") and p is output.weight}
+    return names
+
+
 def share_encoder_decoder(model: Any) -> list[str]:
     """Tie every decoder parameter with an encoder counterpart to it; returns their names.
 
@@ -94,7 +109,7 @@ def share_encoder_decoder(model: Any) -> list[str]:
         owner, _, leaf = decoder_name.rpartition(".")
         setattr(model.get_submodule(owner), leaf, model.get_parameter(encoder_name))
     output = model.decoder.get_output_embeddings()
-    if output is not None and output.weight.shape == model.encoder.get_input_embeddings().weight.shape:
+    if output is not None and output.weight.shape == _embedding_shape(model):
         output.weight = model.encoder.get_input_embeddings().weight
     setattr(model.config, SHARED_FLAG, True)
     return [d for d, _ in pairs]
@@ -102,11 +117,7 @@ def share_encoder_decoder(model: Any) -> list[str]:
 
 def save_shared(model: Any, folder: str | Path) -> None:
     """``save_pretrained`` with every shared tensor written once (under its encoder name)."""
-    skip = set(shared_names(model))
-    output = model.decoder.get_output_embeddings()
-    if output is not None and output.weight is model.encoder.get_input_embeddings().weight:
-        skip |= {name for name, p in model.named_parameters(remove_duplicate=False)
-                 if name.startswith("decoder.") and p is output.weight}
+    skip = _stored_once(model)
     state = {k: v for k, v in model.state_dict().items() if k not in skip}
     model.save_pretrained(str(folder), state_dict=state)
 
@@ -126,12 +137,7 @@ def load_shared(folder: str | Path, **kwargs: Any) -> Any:
             str(folder), output_loading_info=True, local_files_only=True, **kwargs)
     finally:
         hf_logging.set_verbosity(verbosity)
-    expected = set(shared_names(model))
-    output = model.decoder.get_output_embeddings()
-    if output is not None:
-        expected |= {n for n, p in model.named_parameters(remove_duplicate=False)
-                     if n.startswith("decoder.") and p is output.weight}
-    unexpected_missing = sorted(set(info.get("missing_keys", ())) - expected)
+    unexpected_missing = sorted(set(info.get("missing_keys", ())) - _stored_once(model))
     if unexpected_missing:
         shown = ", ".join(unexpected_missing[:5])
         raise ModelFolderError(
@@ -150,11 +156,13 @@ def save_weights(model: Any, folder: str | Path) -> None:
         model.save_pretrained(str(folder))
 
 
-def load_weights(folder: str | Path, **kwargs: Any) -> Any:
-    """Load any seq2seq generator folder: :func:`load_shared` if its config says so."""
+def load_weights(folder: str | Path, config: Any = None, **kwargs: Any) -> Any:
+    """Load any seq2seq generator folder: :func:`load_shared` if its config (read from
+    ``folder`` unless given) says so."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-    config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    if config is None:
+        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
     if is_shared(config):
         return load_shared(folder, **kwargs)
     return AutoModelForSeq2SeqLM.from_pretrained(str(folder), local_files_only=True, **kwargs)

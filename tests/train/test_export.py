@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from dpc_decode.errors import DpcError
 from train.errors import TrainError
 from train.export import export_generator
 from train.models import load_generator
@@ -49,5 +50,5 @@ def test_export_errors(shared_run: Path, tmp_path: Path) -> None:
         export_generator(shared_run, tmp_path / "x", "int8")
     with pytest.raises(TrainError, match="would overwrite"):
         export_generator(shared_run, shared_run, "float16")
-    with pytest.raises(Exception, match="/no/such"):
+    with pytest.raises(DpcError, match="/no/such"):
         export_generator("/no/such", tmp_path / "y")
