@@ -29,13 +29,14 @@ Examples
 from __future__ import annotations
 
 import json
-from collections import Counter
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from train.errors import TrainDataError, TrainError
@@ -114,7 +115,8 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
             "vocabulary can be trimmed"
         )
     corpus: list[str] = []
-    counts: Counter[int] = Counter()
+    pieces = array("i")  # every text's token ids, end to end: tokenized once, reused below
+    lengths: list[int] = []
     bar = None
     if progress:
         from tqdm import tqdm
@@ -123,17 +125,21 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     for batch in _batches(texts, batch_size):
         corpus.extend(batch)
         for ids in tokenizer(batch, add_special_tokens=False)["input_ids"]:
-            counts.update(ids)
+            pieces.extend(ids)
+            lengths.append(len(ids))
         if bar is not None:
             bar.update(len(batch))
     if bar is not None:
         bar.close()
     if not corpus:
         raise TrainDataError("no text to count tokens on")
+    flat = np.frombuffer(pieces, dtype=np.int32) if pieces else np.zeros(0, dtype=np.int32)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
 
     vocab: dict[str, int] = tokenizer.get_vocab()
     by_id = {i: t for t, i in vocab.items()}
-    keep = {i for i, n in counts.items() if n >= min_count}
+    counts = np.bincount(flat, minlength=len(vocab))
+    keep = {int(i) for i in np.flatnonzero(counts >= min_count)}
     keep |= set(tokenizer.all_special_ids)
     keep |= {i for t, i in vocab.items() if _single_character(t)}
     kept = sorted(keep)
@@ -166,15 +172,18 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
         strip_accents=init.get("strip_accents"),
         model_max_length=tokenizer.model_max_length,
     )
+    new_of = np.full(len(vocab), -1, dtype=np.int64)
+    new_of[kept] = np.arange(len(kept))
+    mapped_flat = new_of[flat]
     retokenized = 0
-    for batch in _batches(corpus, batch_size):
-        before_ids = tokenizer(batch, add_special_tokens=False)["input_ids"]
+    for first in range(0, len(corpus), batch_size):
+        batch = corpus[first:first + batch_size]
         after_ids = trimmed(batch, add_special_tokens=False)["input_ids"]
-        for text, a, b in zip(batch, before_ids, after_ids):
-            mapped = [new_id.get(i, -1) for i in a]
-            if -1 in mapped:  # holds a token below min_count: falls back to shorter pieces
+        for n, (text, b) in enumerate(zip(batch, after_ids), start=first):
+            mapped = mapped_flat[starts[n]:starts[n + 1]]
+            if (mapped < 0).any():  # holds a token below min_count: falls back to shorter pieces
                 retokenized += 1
-            elif mapped != b:
+            elif mapped.tolist() != b:
                 raise TrainError(f"trimming changed how {text!r} is tokenized")
 
     folder = Path(out)
@@ -182,6 +191,6 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     encoder.save_pretrained(str(folder))
     trimmed.save_pretrained(str(folder))
     result = TrimResult(str(model), str(folder), len(vocab), len(kept), min_count, len(corpus),
-                        sum(counts.values()), retokenized, before, count_parameters(encoder))
+                        int(flat.size), retokenized, before, count_parameters(encoder))
     (folder / RECORD).write_text(json.dumps(asdict(result), indent=1) + "\n")
     return result
