@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from dpc_decode.errors import DpcError
-from tasks.copa import available_scorers, decide, make_scorer, read_copa
+from tasks.copa import available_scorers, decide_all, make_scorer, read_copa
 
 __all__ = ["SCORER_MODULES", "add_eval_parser", "eval_copa_command", "load_scorer_modules"]
 
@@ -60,7 +60,7 @@ def eval_copa_command(args: argparse.Namespace) -> int:
         items = read_copa(args.file)
         options = {k: getattr(args, k) for k in ("graph", "counts", "model", "train", "seed")}
         scorer = make_scorer(args.scorer, **{k: v for k, v in options.items() if v is not None})
-        decisions = [decide(scorer, it) for it in items]  # (predicted, tie) per item, once
+        decisions = decide_all(scorer, items)  # (predicted, tie) per item, once
         if args.predictions:
             with open(args.predictions, "w", encoding="utf-8") as out:
                 for it, (predicted, _) in zip(items, decisions):

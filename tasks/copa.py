@@ -28,6 +28,7 @@ __all__ = [
     "accuracy",
     "available_scorers",
     "decide",
+    "decide_all",
     "make_scorer",
     "predict",
     "read_copa",
@@ -85,7 +86,10 @@ def read_copa(path: str | Path) -> list[CopaItem]:
 
 class CopaScorer(Protocol):
     """Scores how plausible ``alternative`` is as the ``asks_for`` of ``premise``; a tuple is
-    compared lexicographically (a back-off: later parts decide only ties of earlier ones)."""
+    compared lexicographically (a back-off: later parts decide only ties of earlier ones).
+
+    A scorer may also have ``prepare(items)``, called by :func:`decide_all` (hence by
+    :func:`accuracy` and ``dpc eval copa``) with all items before any ``score`` call."""
 
     def score(self, premise: str, asks_for: Relation,
               alternative: str) -> float | tuple[float, ...]: ...
@@ -106,6 +110,15 @@ def decide(scorer: CopaScorer, item: CopaItem) -> tuple[int, bool]:
     return (1 if s1 >= s2 else 2), s1 == s2
 
 
+def decide_all(scorer: CopaScorer, items: Sequence[CopaItem]) -> list[tuple[int, bool]]:
+    """:func:`decide` for every item; a scorer with a ``prepare(items)`` method (e.g. one that
+    batches its model calls) gets to see all items first."""
+    prepare = getattr(scorer, "prepare", None)
+    if callable(prepare):
+        prepare(items)
+    return [decide(scorer, it) for it in items]
+
+
 def predict(scorer: CopaScorer, item: CopaItem) -> int:
     """1 or 2: the alternative the scorer prefers (ties go to 1)."""
     return decide(scorer, item)[0]
@@ -116,7 +129,7 @@ def accuracy(scorer: CopaScorer, items: Iterable[CopaItem]) -> float:
     items = list(items)
     if not items:
         raise DpcError("no COPA items to score")
-    return sum(predict(scorer, it) == it.answer for it in items) / len(items)
+    return sum(p == it.answer for it, (p, _) in zip(items, decide_all(scorer, items))) / len(items)
 
 
 _SCORERS: dict[str, Callable[..., CopaScorer]] = {"length": lambda **_: LengthScorer()}

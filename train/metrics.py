@@ -78,9 +78,12 @@ class DevMetrics:
 
 def _token_stats(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token log-prob of the gold label and whether it is the argmax; both (batch, tgt)."""
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                   labels=batch["labels"]).logits  # (batch, tgt, vocab)
     labels = batch["labels"]
+    # decoder inputs built as the model would from labels, without computing an unused loss
+    # (EncoderDecoderModel also warns on every call that gets labels)
+    decoder_input_ids = model.prepare_decoder_input_ids_from_labels(labels=labels)
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                   decoder_input_ids=decoder_input_ids).logits  # (batch, tgt, vocab)
     safe = labels.clamp(min=0)
     logits = logits.float()
     # log_softmax at the gold label only: one read of the logits, no (batch, tgt, vocab) output

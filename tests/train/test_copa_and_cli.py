@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.copa import CopaItem, accuracy, make_scorer
+from tasks.copa import CopaItem, accuracy, decide_all, make_scorer
 from train.cli import main
 from train.copa_scorers import GeneratorScorer, as_clause
 from train.errors import TrainError
@@ -37,6 +37,54 @@ def test_generator_scorer_is_pmi_in_both_directions(tiny_model: str) -> None:
         lp("effect: it rained", "the ground was wet"), abs=1e-4)
     item = CopaItem("1", "It rained.", "effect", "The ground was wet.", "The sun shone.", 1)
     assert accuracy(scorer, [item]) in (0.0, 1.0)
+
+
+ITEMS = [CopaItem("1", "It rained.", "effect", "The ground was wet.", "The sun shone.", 1),
+         CopaItem("2", "The baby cried.", "cause", "The baby was hungry.", "The road was icy.", 1),
+         CopaItem("3", "The dog barked loudly all night.", "effect", "The neighbours woke up.",
+                  "He missed the bus.", 1)]
+
+
+def test_prepared_scores_equal_one_at_a_time(tiny_model: str) -> None:
+    single = make_scorer("generator", model=tiny_model)
+    batched = make_scorer("generator", model=tiny_model, batch_size=2)  # padding inside batches
+    batched.prepare(ITEMS)
+    assert len(batched._known) == len({r for it in ITEMS for a in it.alternatives
+                                       for r in batched._requests(it.premise, it.asks_for, a)})
+    calls = []
+    batched.model.register_forward_hook(lambda *_: calls.append(1))
+    for it in ITEMS:
+        for alt in it.alternatives:
+            assert batched.score(it.premise, it.asks_for, alt) == pytest.approx(
+                single.score(it.premise, it.asks_for, alt), abs=1e-4)
+    assert not calls  # every score was looked up, none recomputed
+
+
+def test_prepare_computes_what_the_mode_reads(tiny_model: str) -> None:
+    forward = make_scorer("generator-forward", model=tiny_model)
+    forward.prepare(ITEMS)
+    assert len(forward._known) == 6  # one forward log-probability per alternative
+    forward.prepare(ITEMS, all_evidence=True)
+    e = forward.evidence(ITEMS[0].premise, ITEMS[0].asks_for, ITEMS[0].alternative1)
+    assert e.pmi == pytest.approx(e.forward - e.prior)
+    assert forward.score(ITEMS[0].premise, ITEMS[0].asks_for, ITEMS[0].alternative1) == e.forward
+
+
+def test_decide_all_lets_the_scorer_prepare() -> None:
+    class Recording:
+        def __init__(self) -> None:
+            self.prepared: list[CopaItem] = []
+
+        def prepare(self, items):
+            self.prepared = list(items)
+
+        def score(self, premise, asks_for, alternative):
+            assert self.prepared, "score called before prepare"
+            return -len(alternative)
+
+    scorer = Recording()
+    assert decide_all(scorer, ITEMS) == [(2, False), (2, False), (2, False)]
+    assert scorer.prepared == ITEMS
 
 
 def test_scorer_rejects_unknown_mode(tiny_model: str) -> None:
