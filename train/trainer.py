@@ -2,7 +2,8 @@
 
 One call of :func:`train_generator` reads a CausalBank, tokenises it with a trained tokenizer,
 builds (or resumes) a T5 generator -- or, with ``warm_start``, a bert2bert encoder-decoder whose
-halves both start from a pretrained BERT-style model (all-MiniLM-L6-v2) -- and trains it with
+halves both start from a pretrained BERT-style model (all-MiniLM-L6-v2); ``init_from`` starts
+from an existing generator of either kind (e.g. to adapt one to another bank) -- and trains it with
 AdamW (warm-up then inverse-square-root decay). Every ``checkpoint_every`` steps it writes
 ``OUT/checkpoint/`` (model, optimizer, scheduler, RNG state and position in the data)
 atomically; a run started again with the same ``OUT`` continues from there and reaches the same
@@ -42,7 +43,7 @@ from train.generator import (
     t5_config,
 )
 from train.metrics import DevMetrics, collate, evaluate
-from train.shared_weights import load_weights, save_weights
+from train.shared_weights import is_shared, load_weights, save_weights
 from train.tokenizer import end_token_id, load_tokenizer, target_ids
 
 __all__ = ["TrainOptions", "TrainResult", "encode_examples", "train_generator"]
@@ -176,16 +177,37 @@ def _save_model(folder: Path, model: Any, tokenizer: Any, info: dict[str, Any]) 
     tmp.rename(folder)
 
 
-def _initial_weights(folder: str, config: GeneratorConfig) -> Any:
-    """The generator in ``folder`` (``--init-from``), checked against the run's architecture."""
+def _init_model_type(folder: str) -> str:
+    """The ``model_type`` of the generator in ``folder`` (``--init-from``); a missing or foreign
+    folder gets :class:`~train.models.ModelFolderError` naming it."""
+    from transformers import AutoConfig
+
+    from train.errors import ModelFolderError
+
+    if not (Path(folder) / "config.json").is_file():
+        raise ModelFolderError(f"--init-from {folder!r} is not a generator folder (no config.json)")
+    try:
+        return str(AutoConfig.from_pretrained(folder, local_files_only=True).model_type)
+    except (OSError, ValueError, KeyError) as err:
+        raise ModelFolderError(f"cannot read the config of {folder!r}: {err}") from err
+
+
+def _initial_weights(folder: str, config: GeneratorConfig, tokenizer: Any) -> Any:
+    """The generator in ``folder`` (``--init-from``), checked against the run's architecture
+    (a T5) or tokenizer (a bert2bert, which keeps its own architecture and weight sharing)."""
     from train.models import load_generator
 
     loaded = load_generator(folder).model  # ModelFolderError for a missing or foreign folder
+    if loaded.config.model_type == "encoder-decoder":
+        vocab = loaded.config.decoder.vocab_size
+        if vocab != len(tokenizer):
+            raise TrainError(f"--init-from {folder!r} has {vocab} tokens, its tokenizer "
+                             f"{len(tokenizer)}")
+        return loaded
     if loaded.config.model_type != "t5":
         raise TrainError(
             f"--init-from {folder!r} holds a {loaded.config.model_type!r} model; --init-from "
-            "takes a T5 generator of `dpc train generator` (a warm-started run resumes from its "
-            "own --out folder)"
+            "takes a generator of `dpc train generator` (T5 or bert2bert)"
         )
     want = t5_config(config)
     diffs = [f"{k}: {getattr(loaded.config, k)} (folder) vs {getattr(want, k)} (options)"
@@ -220,11 +242,19 @@ def train_generator(options: TrainOptions) -> TrainResult:
         _check_same_options(config_path, options)
     config_path.write_text(json.dumps(asdict(options), indent=1, sort_keys=True) + "\n")
 
+    init_bert2bert = (options.init_from is not None
+                      and _init_model_type(options.init_from) == "encoder-decoder")
+    if init_bert2bert and Path(options.tokenizer).resolve() != Path(options.init_from).resolve():
+        raise TrainError(
+            f"a generator started from the bert2bert {options.init_from!r} uses that model's "
+            f"tokenizer: pass --tokenizer {options.init_from} (not {options.tokenizer!r})"
+        )
     if options.warm_start is not None:
         tokenizer = load_tokenizer(resolve_warm_start(options.warm_start))
     else:
         tokenizer = load_tokenizer(options.tokenizer)
-    if options.warm_start is None and (tokenizer.pad_token_id != 0 or tokenizer.eos_token_id != 1):
+    if (options.warm_start is None and not init_bert2bert
+            and (tokenizer.pad_token_id != 0 or tokenizer.eos_token_id != 1)):
         raise TrainError(
             f"tokenizer {options.tokenizer!r} has pad={tokenizer.pad_token_id}, "
             f"eos={tokenizer.eos_token_id}; a dpc tokenizer (`dpc train tokenizer`) has 0 and 1"
@@ -251,7 +281,7 @@ def train_generator(options: TrainOptions) -> TrainResult:
                                    share=options.share_weights)
         state = None
     elif options.init_from is not None:
-        model = _initial_weights(options.init_from, model_config)
+        model = _initial_weights(options.init_from, model_config, tokenizer)
         state = None
     else:
         model = build_generator(model_config, seed=options.seed)
@@ -300,11 +330,14 @@ def train_generator(options: TrainOptions) -> TrainResult:
                 "best": (best.nll_sum, best.tokens, best.correct), "elapsed": elapsed(),
                 "history": history, "stopped": stopped}
 
-    architecture = (
-        {"warm_start": options.warm_start, "type": "bert2bert", "shared": options.share_weights}
-        if options.warm_start is not None
-        else model_config.to_dict()
-    )
+    if options.warm_start is not None:
+        architecture = {"warm_start": options.warm_start, "type": "bert2bert",
+                        "shared": options.share_weights}
+    elif init_bert2bert:
+        architecture = {"init_from": options.init_from, "type": "bert2bert",
+                        "shared": is_shared(model.config)}
+    else:
+        architecture = model_config.to_dict()
     info = {"variant": options.variant, "input_format": "{direction}: {text}",
             "model": architecture, "bank": os.fspath(options.bank)}
     batches = bucket_batches(lengths, options.batch_size, options.seed, epoch)

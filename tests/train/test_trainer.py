@@ -155,12 +155,21 @@ def test_warm_start_trains_a_loadable_bert2bert(tiny_bank, tiny_bert, tmp_path):
     assert metrics.words > 0 and 1 < metrics.word_perplexity < float("inf")
 
 
-def test_init_from_a_warm_started_model_is_refused(tiny_bank, tiny_bert, tiny_tokenizer,
-                                                   tmp_path):
-    warm = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "warm", max_steps=2))
-    with pytest.raises(TrainError, match="'encoder-decoder' model"):
+def test_init_from_a_warm_started_model_continues_it(tiny_bank, tiny_bert, tiny_tokenizer,
+                                                     tmp_path):
+    warm = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "warm", max_steps=2,
+                                 share_weights=True))
+    with pytest.raises(TrainError, match="uses that model's tokenizer: pass --tokenizer"):
         train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "x",
                                  init_from=warm.model_dir))
+    cont = train_generator(_options(tiny_bank, warm.model_dir, tmp_path / "cont", max_steps=2,
+                                    lr=1e-12, init_from=warm.model_dir))
+    info = json.loads((Path(cont.model_dir) / "dpc_generator.json").read_text())
+    assert info["model"] == {"init_from": warm.model_dir, "type": "bert2bert", "shared": True}
+    assert cont.parameters == warm.parameters  # still shared: same count, not twice the decoder
+    a = load_generator(warm.model_dir).model.state_dict()
+    b = load_generator(cont.model_dir).model.state_dict()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)  # lr 1e-12: the same weights
 
 
 def test_warm_started_run_resumes_to_the_same_weights(tiny_bank, tiny_bert, tmp_path):
