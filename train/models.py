@@ -27,6 +27,7 @@ from transformers import (
 )
 
 from dpc_decode.errors import DpcError
+from train.tokenizer import readable_decoding
 
 __all__ = [
     "DEFAULT_MODEL_DIR",
@@ -151,7 +152,8 @@ def load_model(path: str | Path) -> LoadedModel:
         # RuntimeError: torch's own loader; SafetensorError: a truncated or corrupt weights file
         raise DpcError(f"cannot load a model from {str(path)!r}: {err}") from err
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        tokenizer = readable_decoding(AutoTokenizer.from_pretrained(str(folder),
+                                                                    local_files_only=True))
     except (OSError, ValueError) as err:
         raise DpcError(f"model folder {str(path)!r} has no usable tokenizer: {err}") from err
     return LoadedModel(model, tokenizer, str(folder))

@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 from train.errors import ModelFolderError, TrainDataError
 
-__all__ = ["end_token_id", "load_tokenizer", "normalize", "target_ids", "train_tokenizer",
-           "tokens_per_word"]
+__all__ = ["end_token_id", "load_tokenizer", "normalize", "readable_decoding", "target_ids",
+           "tokens_per_word", "train_tokenizer"]
 
 ModelType = Literal["unigram", "bpe"]
 
@@ -157,9 +157,35 @@ def load_tokenizer(folder: str | Path) -> Any:
             "`dpc train tokenizer` first"
         )
     try:
-        return AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        return readable_decoding(AutoTokenizer.from_pretrained(str(path), local_files_only=True))
     except (OSError, ValueError, TypeError) as err:
         raise ModelFolderError(f"cannot load a tokenizer from {str(folder)!r}: {err}") from err
+
+
+def readable_decoding(tokenizer: Any) -> Any:
+    """A WordPiece (BERT) tokenizer that decodes "can't" as "can't", not "can ' t".
+
+    transformers 4 cleaned up tokenization spaces for BERT tokenizers by default; transformers 5
+    does not, and all-MiniLM-L6-v2's config does not say. Unless a folder's config sets
+    ``clean_up_tokenization_spaces`` itself, it is switched on for BERT tokenizers (and saved
+    with them from then on); other tokenizers are returned unchanged.
+
+    >>> from train.models import minilm_tokenizer_path
+    >>> from transformers import AutoTokenizer
+    >>> tok = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()))
+    >>> ids = tok("they can't go")["input_ids"]
+    >>> tok.decode(ids, skip_special_tokens=True)
+    "they can ' t go"
+    >>> readable_decoding(tok).decode(ids, skip_special_tokens=True)
+    "they can't go"
+    """
+    from transformers import BertTokenizer
+
+    if isinstance(tokenizer, BertTokenizer) and "clean_up_tokenization_spaces" not in getattr(
+            tokenizer, "init_kwargs", {}):
+        tokenizer.clean_up_tokenization_spaces = True
+        tokenizer.init_kwargs["clean_up_tokenization_spaces"] = True
+    return tokenizer
 
 
 def tokens_per_word(tokenizer: Any, texts: Iterable[str]) -> float:

@@ -37,3 +37,19 @@ def test_missing_tokenizer_is_a_clear_error(tmp_path: Path) -> None:
 def test_no_text_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TrainDataError, match="no text"):
         train_tokenizer(["", "  "], tmp_path, vocab_size=20)
+
+
+def test_readable_decoding_keeps_a_folders_own_choice(tmp_path) -> None:
+    import train
+    from train.models import load_model, minilm_tokenizer_path
+
+    tok = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()))
+    tok.clean_up_tokenization_spaces = False
+    tok.init_kwargs["clean_up_tokenization_spaces"] = False
+    tok.save_pretrained(str(tmp_path))
+    ids = tok("they can't go")["input_ids"]
+    assert load_tokenizer(tmp_path).decode(ids, skip_special_tokens=True) == "they can ' t go"
+    assert load_tokenizer(minilm_tokenizer_path()).decode(ids, skip_special_tokens=True) == (
+        "they can't go")
+    bundled = load_model(Path(train.__file__).parent / "default_model").tokenizer
+    assert bundled.decode(bundled("it isn't")["input_ids"], skip_special_tokens=True) == "it isn't"
