@@ -57,9 +57,9 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
             g.add_argument(flag, choices=("both", "paper-cause", "paper-effect"), default=value)
         elif f.name == "init_from":
             g.add_argument(flag, default=None, metavar="MODEL",
-                           help="start from this generator's weights (e.g. the bundled model): a T5 of "
-                           "the run's sizes, or a bert2bert (then pass it as --tokenizer too; "
-                           "it keeps its own architecture and weight sharing)")
+                           help="start from this generator's weights (e.g. the bundled model): "
+                           "a T5 of the run's sizes, or a bert2bert (then pass it as --tokenizer "
+                           "too; it keeps its own architecture and weight sharing)")
         elif f.name == "warm_start":
             g.add_argument(flag, default=None, metavar="ENCODER",
                            help="warm-start encoder and decoder from a BERT-style model folder, "

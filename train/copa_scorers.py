@@ -71,7 +71,8 @@ class Evidence(NamedTuple):
 class GeneratorScorer:
     """PMI-style COPA scorer over a seq2seq generator (see the module docstring)."""
 
-    def __init__(self, model: Any, tokenizer: Any, mode: str = "both", batch_size: int = 64) -> None:
+    def __init__(self, model: Any, tokenizer: Any, mode: str = "both",
+                 batch_size: int = 64) -> None:
         if mode not in MODES:
             raise TrainError(f"generator scorer mode {mode!r} is not one of {', '.join(MODES)}")
         self.model = model.eval()
@@ -82,7 +83,8 @@ class GeneratorScorer:
 
     @staticmethod
     def _requests(premise: str, asks_for: str, alternative: str) -> tuple[tuple[str, str], ...]:
-        """(source, target) of forward, prior, reverse and reverse prior, in :class:`Evidence` order."""
+        """(source, target) of forward, prior, reverse and reverse prior (:class:`Evidence`'s
+        order)."""
         p, a, other = as_clause(premise), as_clause(alternative), _OTHER[asks_for]
         return ((format_input(p, asks_for), a), (format_input("", asks_for), a),
                 (format_input(a, other), p), (format_input("", other), p))

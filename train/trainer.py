@@ -235,13 +235,7 @@ def train_generator(options: TrainOptions) -> TrainResult:
     """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring."""
     if options.threads:
         torch.set_num_threads(options.threads)
-    out = Path(options.out)
-    out.mkdir(parents=True, exist_ok=True)
-    config_path = out / "train_config.json"
-    if config_path.exists():
-        _check_same_options(config_path, options)
-    config_path.write_text(json.dumps(asdict(options), indent=1, sort_keys=True) + "\n")
-
+    # options checked before OUT is written: a corrected command is not refused as a changed run
     init_bert2bert = (options.init_from is not None
                       and _init_model_type(options.init_from) == "encoder-decoder")
     if init_bert2bert and Path(options.tokenizer).resolve() != Path(options.init_from).resolve():
@@ -259,6 +253,13 @@ def train_generator(options: TrainOptions) -> TrainResult:
             f"tokenizer {options.tokenizer!r} has pad={tokenizer.pad_token_id}, "
             f"eos={tokenizer.eos_token_id}; a dpc tokenizer (`dpc train tokenizer`) has 0 and 1"
         )
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    config_path = out / "train_config.json"
+    if config_path.exists():
+        _check_same_options(config_path, options)
+    config_path.write_text(json.dumps(asdict(options), indent=1, sort_keys=True) + "\n")
+
     splits = load_examples(options.bank, options.variant, max_words=options.max_words,
                            max_pairs=options.max_pairs)
     train = encode_examples(tokenizer, splits["train"], options.max_source_tokens,

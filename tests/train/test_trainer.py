@@ -160,8 +160,9 @@ def test_init_from_a_warm_started_model_continues_it(tiny_bank, tiny_bert, tiny_
     warm = train_generator(_warm(tiny_bank, tiny_bert, tmp_path / "warm", max_steps=2,
                                  share_weights=True))
     with pytest.raises(TrainError, match="uses that model's tokenizer: pass --tokenizer"):
-        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "x",
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "cont",
                                  init_from=warm.model_dir))
+    # the corrected command in the same folder is not refused as a changed run
     cont = train_generator(_options(tiny_bank, warm.model_dir, tmp_path / "cont", max_steps=2,
                                     lr=1e-12, init_from=warm.model_dir))
     info = json.loads((Path(cont.model_dir) / "dpc_generator.json").read_text())
