@@ -20,20 +20,21 @@ import torch
 from transformers import (
     AutoConfig,
     AutoModelForCausalLM,
-    AutoTokenizer,
     PreTrainedModel,
     T5Config,
     T5ForConditionalGeneration,
 )
 
 from dpc_decode.errors import DpcError
-from train.tokenizer import readable_decoding
+from train.errors import ModelFolderError
+from train.tokenizer import load_tokenizer
 
 __all__ = [
     "DEFAULT_MODEL_DIR",
     "LoadedModel",
     "default_model",
     "format_input",
+    "generator_config",
     "load_generator",
     "load_model",
     "minilm_tokenizer_path",
@@ -97,7 +98,7 @@ def placeholder_model(seed: int = 0) -> LoadedModel:
     >>> m.model.config.is_encoder_decoder, m.tokenizer.vocab_size
     (True, 30522)
     """
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
+    tokenizer = load_tokenizer(minilm_tokenizer_path())
     config = T5Config(
         vocab_size=tokenizer.vocab_size,
         d_model=64,
@@ -121,6 +122,19 @@ def placeholder_model(seed: int = 0) -> LoadedModel:
     return LoadedModel(model, tokenizer, "dpc-untrained-tiny-t5 (placeholder until issue 5)")
 
 
+def _read_config(path: str | Path) -> Any:
+    """The config of the model folder ``path``; a clear error naming it when there is none."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise DpcError(f"model path {str(path)!r} is not a folder")
+    if not (folder / "config.json").is_file():
+        raise DpcError(f"model path {str(path)!r} has no config.json: not a Hugging Face model folder")
+    try:
+        return AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    except (OSError, ValueError, KeyError) as err:
+        raise ModelFolderError(f"cannot read the config of {str(path)!r}: {err}") from err
+
+
 def load_model(path: str | Path) -> LoadedModel:
     """Load a local Hugging Face model folder (seq2seq or causal LM) and its tokenizer.
 
@@ -130,15 +144,15 @@ def load_model(path: str | Path) -> LoadedModel:
 
     Raises :class:`~dpc_decode.errors.DpcError` naming the path when it is missing or not a model.
     """
-    folder = Path(path)
-    if not folder.is_dir():
-        raise DpcError(f"model path {str(path)!r} is not a folder")
-    if not (folder / "config.json").is_file():
-        raise DpcError(f"model path {str(path)!r} has no config.json: not a Hugging Face model folder")
+    return _load(path, _read_config(path))
+
+
+def _load(path: str | Path, config: Any) -> LoadedModel:
+    """:func:`load_model` once the folder's config is read."""
     from safetensors import SafetensorError
 
+    folder = Path(path)
     try:
-        config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
         if config.is_encoder_decoder:
             from train.shared_weights import load_weights
 
@@ -152,11 +166,29 @@ def load_model(path: str | Path) -> LoadedModel:
         # RuntimeError: torch's own loader; SafetensorError: a truncated or corrupt weights file
         raise DpcError(f"cannot load a model from {str(path)!r}: {err}") from err
     try:
-        tokenizer = readable_decoding(AutoTokenizer.from_pretrained(str(folder),
-                                                                    local_files_only=True))
-    except (OSError, ValueError) as err:
+        tokenizer = load_tokenizer(folder)  # the one loading path (readable WordPiece decoding)
+    except ModelFolderError as err:
         raise DpcError(f"model folder {str(path)!r} has no usable tokenizer: {err}") from err
     return LoadedModel(model, tokenizer, str(folder))
+
+
+def generator_config(path: str | Path) -> Any:
+    """The config of the encoder-decoder generator in ``path``; any other architecture, or no
+    model folder, is a clear error naming it.
+
+    >>> generator_config("/no/such/model")
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.DpcError: model path '/no/such/model' is not a folder
+    """
+    config = _read_config(path)
+    if not getattr(config, "is_encoder_decoder", False):
+        raise ModelFolderError(
+            f"model folder {str(path)!r} holds a {config.model_type!r} model "
+            f"({', '.join(config.architectures or ['?'])}); a generator must be an "
+            "encoder-decoder (seq2seq) model such as the T5 of `dpc train generator`"
+        )
+    return config
 
 
 def load_generator(path: str | Path) -> LoadedModel:
@@ -167,18 +199,4 @@ def load_generator(path: str | Path) -> LoadedModel:
     ...
     dpc_decode.errors.DpcError: model path '/no/such/model' is not a folder
     """
-    from train.errors import ModelFolderError
-
-    folder = Path(path)
-    if folder.is_dir() and (folder / "config.json").is_file():
-        try:
-            config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
-        except (OSError, ValueError, KeyError) as err:
-            raise ModelFolderError(f"cannot read the config of {str(path)!r}: {err}") from err
-        if not getattr(config, "is_encoder_decoder", False):
-            raise ModelFolderError(
-                f"model folder {str(path)!r} holds a {config.model_type!r} model "
-                f"({', '.join(config.architectures or ['?'])}); a generator must be an "
-                "encoder-decoder (seq2seq) model such as the T5 of `dpc train generator`"
-            )
-    return load_model(folder)
+    return _load(path, generator_config(path))

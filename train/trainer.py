@@ -43,6 +43,7 @@ from train.generator import (
     t5_config,
 )
 from train.metrics import DevMetrics, collate, evaluate
+from train.models import generator_config, load_generator
 from train.shared_weights import is_shared, load_weights, save_weights
 from train.tokenizer import end_token_id, load_tokenizer, target_ids
 
@@ -177,32 +178,12 @@ def _save_model(folder: Path, model: Any, tokenizer: Any, info: dict[str, Any]) 
     tmp.rename(folder)
 
 
-def _init_model_type(folder: str) -> str:
-    """The ``model_type`` of the generator in ``folder`` (``--init-from``); a missing or foreign
-    folder gets :class:`~train.models.ModelFolderError` naming it."""
-    from transformers import AutoConfig
-
-    from train.errors import ModelFolderError
-
-    if not (Path(folder) / "config.json").is_file():
-        raise ModelFolderError(f"--init-from {folder!r} is not a generator folder (no config.json)")
-    try:
-        return str(AutoConfig.from_pretrained(folder, local_files_only=True).model_type)
-    except (OSError, ValueError, KeyError) as err:
-        raise ModelFolderError(f"cannot read the config of {folder!r}: {err}") from err
-
-
-def _initial_weights(folder: str, config: GeneratorConfig, tokenizer: Any) -> Any:
+def _initial_weights(folder: str, config: GeneratorConfig) -> Any:
     """The generator in ``folder`` (``--init-from``), checked against the run's architecture
-    (a T5) or tokenizer (a bert2bert, which keeps its own architecture and weight sharing)."""
-    from train.models import load_generator
-
+    if it is a T5 (a bert2bert keeps its own architecture and weight sharing, and its folder is
+    the run's tokenizer)."""
     loaded = load_generator(folder).model  # ModelFolderError for a missing or foreign folder
     if loaded.config.model_type == "encoder-decoder":
-        vocab = loaded.config.decoder.vocab_size
-        if vocab != len(tokenizer):
-            raise TrainError(f"--init-from {folder!r} has {vocab} tokens, its tokenizer "
-                             f"{len(tokenizer)}")
         return loaded
     if loaded.config.model_type != "t5":
         raise TrainError(
@@ -237,7 +218,7 @@ def train_generator(options: TrainOptions) -> TrainResult:
         torch.set_num_threads(options.threads)
     # options checked before OUT is written: a corrected command is not refused as a changed run
     init_bert2bert = (options.init_from is not None
-                      and _init_model_type(options.init_from) == "encoder-decoder")
+                      and generator_config(options.init_from).model_type == "encoder-decoder")
     if init_bert2bert and Path(options.tokenizer).resolve() != Path(options.init_from).resolve():
         raise TrainError(
             f"a generator started from the bert2bert {options.init_from!r} uses that model's "
@@ -282,7 +263,7 @@ def train_generator(options: TrainOptions) -> TrainResult:
                                    share=options.share_weights)
         state = None
     elif options.init_from is not None:
-        model = _initial_weights(options.init_from, model_config, tokenizer)
+        model = _initial_weights(options.init_from, model_config)
         state = None
     else:
         model = build_generator(model_config, seed=options.seed)
