@@ -21,6 +21,7 @@ COPA file costs a few dozen batched model passes instead of four single passes p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -66,6 +67,15 @@ class Evidence(NamedTuple):
     @property
     def reverse_pmi(self) -> float:
         return self.reverse - self.reverse_prior
+
+    def score(self, mode: str) -> float:
+        """The score of a scoring mode (:data:`MODES`); it reads only the first
+        ``_NEEDED[mode]`` log-probabilities, so the others may be NaN."""
+        if mode == "forward":
+            return self.forward
+        if mode == "pmi":
+            return self.pmi
+        return self.pmi + self.reverse_pmi
 
 
 class GeneratorScorer:
@@ -118,14 +128,10 @@ class GeneratorScorer:
                           self._requests(premise, asks_for, alternative)))
 
     def score(self, premise: str, asks_for: str, alternative: str) -> float:
+        needed = _NEEDED[self.mode]
         lp = [self._log_prob(s, t) for s, t in
-              self._requests(premise, asks_for, alternative)[:_NEEDED[self.mode]]]
-        if self.mode == "forward":
-            return lp[0]
-        if self.mode == "pmi":
-            return lp[0] - lp[1]
-        e = Evidence(*lp)
-        return e.pmi + e.reverse_pmi
+              self._requests(premise, asks_for, alternative)[:needed]]
+        return Evidence(*lp, *[math.nan] * (4 - needed)).score(self.mode)
 
 
 def make_generator_scorer(model: str | None = None, mode: str = "both", batch_size: int = 64,

@@ -28,13 +28,12 @@ def main() -> None:
     start = time.perf_counter()
     scorer = GeneratorScorer(loaded.model, loaded.tokenizer)
     scorer.prepare(items, all_evidence=True)
-    modes = {"forward": lambda e: e.forward, "pmi": lambda e: e.pmi,
-             "both": lambda e: e.pmi + e.reverse_pmi, "reverse-pmi": lambda e: e.reverse_pmi}
+    modes = ("forward", "pmi", "both", "reverse-pmi")  # the last is not a scorer mode
     correct = dict.fromkeys(modes, 0)
     for it in items:
         evidence = [scorer.evidence(it.premise, it.asks_for, alt) for alt in it.alternatives]
-        for m, f in modes.items():
-            s1, s2 = (f(e) for e in evidence)
+        for m in modes:
+            s1, s2 = (e.reverse_pmi if m == "reverse-pmi" else e.score(m) for e in evidence)
             correct[m] += (1 if s1 >= s2 else 2) == it.answer
     secs = time.perf_counter() - start
     print(f"model {loaded.name} on {args.copa} ({len(items)} items, {secs:.0f} s)")
