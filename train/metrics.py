@@ -135,5 +135,5 @@ def sequence_log_probs(
         tgt = target_ids(tokenizer, targets[start : start + batch_size])
         batch = collate(list(zip(src, tgt)), tokenizer.pad_token_id)
         gold, _ = _token_stats(model, batch)
-        out.extend(float(v) for v in gold.sum(-1))
+        out.extend(gold.sum(-1).tolist())
     return out

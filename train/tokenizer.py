@@ -181,8 +181,8 @@ def readable_decoding(tokenizer: Any) -> Any:
     """
     from transformers import BertTokenizer
 
-    if isinstance(tokenizer, BertTokenizer) and "clean_up_tokenization_spaces" not in getattr(
-            tokenizer, "init_kwargs", {}):
+    if (isinstance(tokenizer, BertTokenizer)
+            and "clean_up_tokenization_spaces" not in tokenizer.init_kwargs):
         tokenizer.clean_up_tokenization_spaces = True
         tokenizer.init_kwargs["clean_up_tokenization_spaces"] = True
     return tokenizer
