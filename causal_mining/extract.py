@@ -44,7 +44,6 @@ from causal_mining.filters import (
     drop_negated,
     drop_parenthetical,
     drop_passive,
-    drop_sense,
     drop_sentence,
 )
 from causal_mining.pair import CausalPair
@@ -52,6 +51,7 @@ from causal_mining.patterns import PRESCAN, PatternClass, PatternMatch, Shape, f
 from causal_mining.sentences import words
 from causal_mining.syntax import check_syntax, dangling_end, not_asserted
 from causal_mining.tagging import SentenceTags, Tagger
+from causal_mining.word_sense import drop_sense
 
 __all__ = ["ExtractOptions", "Extraction", "Extractor", "extract_sentence"]
 

@@ -41,7 +41,7 @@ VERSION = 1
 
 # Modules whose code decides which pairs come out: a resumed run must run the same code.
 _OUTPUT_MODULES = ("patterns", "sentences", "filters", "extract", "syntax", "readers", "worker",
-                   "tagging", "pair", "shards")
+                   "tagging", "pair", "shards", "context", "word_sense", "boilerplate", "dedup")
 
 
 def code_fingerprint() -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from causal_mining.filters import Deduplicator
+from causal_mining.dedup import Deduplicator
 from causal_mining.pair import CausalPair
 from causal_mining.shards import ShardWriter, bank_files, read_pairs
 from causal_mining.worker import part_folder

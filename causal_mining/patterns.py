@@ -13,7 +13,7 @@ pattern, named by its base form. Two patterns are discontinuous: ``if ... then``
 
 Matching is lexical (compiled regular expressions) and case-insensitive; it is the fast first
 stage. Which argument is cause and which is effect, and every filter, live in
-:mod:`causal_mining.extract` and :mod:`causal_mining.filters`.
+:mod:`causal_mining.extract` and :mod:`causal_mining.filters` (with :mod:`causal_mining.word_sense`).
 
 Examples
 --------
@@ -114,7 +114,7 @@ class Pattern:
         The match is only kept after spaCy tags confirm it (``cause`` as a verb, not a noun;
         a connective whose left side is a clause with a finite verb).
     sense
-        Name of an extra lexical sense check in :mod:`causal_mining.filters` (for ``as``,
+        Name of an extra lexical sense check in :mod:`causal_mining.word_sense` (for ``as``,
         ``lead to``), or ``None``.
     """
 

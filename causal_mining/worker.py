@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from causal_mining.boilerplate import BoilerplateFilter
+from causal_mining.dedup import Deduplicator
 from causal_mining.extract import Extractor
-from causal_mining.filters import BoilerplateFilter, Deduplicator, DropReason
+from causal_mining.filters import DropReason
 from causal_mining.options import MineOptions
 from causal_mining.pair import CausalPair
 from causal_mining.patterns import PRESCAN
@@ -103,6 +106,102 @@ def process_batch(
     return pairs, stats
 
 
+@dataclass
+class _Batch:
+    """The paragraphs of one batch, as they are read.
+
+    ``chars`` counts the raw text read into the batch, boilerplate included (it decides where
+    batches are cut); ``boilerplate`` counts the paragraphs skipped as boilerplate.
+    """
+
+    number: int
+    paragraphs: list[Document] = field(default_factory=list)
+    chars: int = 0
+    boilerplate: int = 0
+
+    def add(self, document: Document, content: bool) -> None:
+        """Count ``document`` in; keep it, space-normalised and if not empty, if it is content."""
+        self.chars += len(document.text)
+        if not content:
+            self.boilerplate += 1
+            return
+        text = normalise_space(document.text)
+        if text:
+            self.paragraphs.append(Document(document.source, text))
+
+
+def _batches(documents: Iterable[Document], batch_chars: int) -> Iterator[_Batch]:
+    """Cut ``documents`` into batches of at least ``batch_chars`` characters of raw text.
+
+    The last batch may be shorter; an input without text gives one empty batch. A batch is
+    yielded as soon as the document that fills it is read, before the next one is.
+    """
+    boilerplate = BoilerplateFilter()
+    batch = _Batch(0)
+    for document in documents:
+        batch.add(document, boilerplate.keep(document.text))
+        if batch.chars >= batch_chars:
+            yield batch
+            batch = _Batch(batch.number + 1)
+    if batch.chars or batch.number == 0:
+        yield batch
+
+
+def _committed_pairs(folder: Path, number: int) -> int | None:
+    """Pairs of batch ``number`` if an earlier run committed it (wrote its JSON), else ``None``."""
+    stats_path = folder / f"{number:06d}.json"
+    return read_json(stats_path)["pairs"] if stats_path.exists() else None
+
+
+def _mine_batch(batch: _Batch, folder: Path, extractor: Extractor) -> int:
+    """Mine ``batch``; write its part file, then its statistics (the commit); its pair count."""
+    pairs, stats = process_batch(batch.paragraphs, extractor)
+    stats["boilerplate_paragraphs"] = batch.boilerplate
+    if batch.boilerplate:
+        stats["drops"][DropReason.BOILERPLATE.value] = batch.boilerplate
+    write_pairs(folder / f"{batch.number:06d}.tsv", pairs)
+    write_json(folder / f"{batch.number:06d}.json", stats)
+    return len(pairs)
+
+
+@dataclass
+class _Tally:
+    """The batches of one file: how many, how many mined now or found done, and their pairs."""
+
+    batches: int = 0
+    mined: int = 0
+    resumed: int = 0
+    pairs: int = 0
+
+    def count(self, pairs: int, resumed: bool) -> None:
+        """Count one batch of ``pairs`` pairs, found done (``resumed``) or mined now."""
+        self.batches += 1
+        self.pairs += pairs
+        if resumed:
+            self.resumed += 1
+        else:
+            self.mined += 1
+
+
+@dataclass
+class _Progress:
+    """Input bytes read, handed to a ``progress`` callback in increments."""
+
+    callback: Callable[[int], None] | None
+    offset: int = 0  # raw bytes read so far, set by the reader through :meth:`at`
+    reported: int = 0  # of which already handed to the callback
+
+    def at(self, offset: int) -> None:
+        """Record the reader's position."""
+        self.offset = offset
+
+    def report(self, offset: int) -> None:
+        """Hand the bytes from the last report up to ``offset`` to the callback, if any."""
+        if self.callback is not None:
+            self.callback(offset - self.reported)
+            self.reported = offset
+
+
 def mine_file(
     index: int,
     path: str,
@@ -140,59 +239,23 @@ def mine_file(
         return summary
     read_stats = ReadStats()
     extractor = Extractor(options.extract, _tagger(options.extract.parses))
-    boilerplate = BoilerplateFilter()
-    position = [0, 0]  # raw bytes read, reported so far
-
-    def at(offset: int) -> None:
-        position[0] = offset
-
-    batch: list[Document] = []
-    batch_chars = 0
-    skipped_paragraphs = 0
-    batch_number = 0
-    mined = resumed = pairs_total = 0
-
-    def finish() -> None:
-        nonlocal batch, batch_chars, skipped_paragraphs, batch_number, mined, resumed, pairs_total
-        stats_path = folder / f"{batch_number:06d}.json"
-        if stats_path.exists():
-            resumed += 1
-            pairs_total += read_json(stats_path)["pairs"]
+    meter = _Progress(progress)
+    tally = _Tally()
+    documents = read_documents(Path(path), read_stats, options.reader, meter.at)
+    for batch in _batches(documents, options.batch_chars):
+        committed = _committed_pairs(folder, batch.number)
+        if committed is None:
+            tally.count(_mine_batch(batch, folder, extractor), resumed=False)
         else:
-            pairs, stats = process_batch(batch, extractor)
-            stats["boilerplate_paragraphs"] = skipped_paragraphs
-            if skipped_paragraphs:
-                stats["drops"][DropReason.BOILERPLATE.value] = skipped_paragraphs
-            write_pairs(folder / f"{batch_number:06d}.tsv", pairs)
-            write_json(stats_path, stats)
-            mined += 1
-            pairs_total += len(pairs)
-        if progress is not None:
-            progress(position[0] - position[1])
-            position[1] = position[0]
-        batch, batch_chars, skipped_paragraphs = [], 0, 0
-        batch_number += 1
-
-    for document in read_documents(Path(path), read_stats, options.reader, at):
-        batch_chars += len(document.text)
-        if boilerplate.keep(document.text):
-            text = normalise_space(document.text)
-            if text:
-                batch.append(Document(document.source, text))
-        else:
-            skipped_paragraphs += 1
-        if batch_chars >= options.batch_chars:
-            finish()
-    if batch_chars or batch_number == 0:
-        finish()
-    if progress is not None:
-        progress(read_stats.input_bytes - position[1])
+            tally.count(committed, resumed=True)
+        meter.report(meter.offset)
+    meter.report(read_stats.input_bytes)
     summary = {
         "index": index,
         "path": path,
-        "batches": batch_number,
-        "pairs": pairs_total,
+        "batches": tally.batches,
+        "pairs": tally.pairs,
         "read": read_stats.to_dict(),
     }
     write_json(done_path, summary)
-    return summary | {"mined_batches": mined, "resumed_batches": resumed}
+    return summary | {"mined_batches": tally.mined, "resumed_batches": tally.resumed}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from causal_mining.boilerplate import BoilerplateFilter
+from causal_mining.dedup import Deduplicator
 from causal_mining.extract import ExtractOptions, Extractor
-from causal_mining.filters import BoilerplateFilter, Deduplicator, DropReason, drop_sentence
+from causal_mining.filters import DropReason, drop_sentence
 from tests.causal_mining.conftest import outcome
 
 
