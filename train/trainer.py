@@ -26,7 +26,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +216,114 @@ def train_generator(options: TrainOptions) -> TrainResult:
     """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring."""
     if options.threads:
         torch.set_num_threads(options.threads)
-    # options checked before OUT is written: a corrected command is not refused as a changed run
+    run = _prepare_run(options)
+    checkpoint = run.out / "checkpoint"
+    model_config = options.model_config(len(run.tokenizer))
+    model, state = _load_or_build_model(options, checkpoint, model_config)
+    optimizer, scheduler = _optimizer(model, options)
+    progress = _resume_state(state, optimizer, scheduler, options.seed)
+    if state is not None and state.get("stopped", "").startswith("early stopping"):
+        return _result(run, progress, progress.seconds_before, state["stopped"], model)
+
+    bar = _progress_bar(options, progress.step)
+    clock = _Clock(progress.seconds_before)
+    info = _generator_info(options, run.init_bert2bert, model, model_config)
+    batches = bucket_batches(run.lengths, options.batch_size, options.seed, progress.epoch)
+    while True:
+        stopped = _should_stop(options, progress, clock())
+        if stopped:  # a resumed run whose budget is spent, or time that ran out while checkpointing
+            _save_checkpoint(checkpoint, model, optimizer, scheduler,
+                             progress.snapshot(clock(), stopped))
+            break
+        batch, batches, progress = _next_batch(run, options, batches, progress)
+        loss = _train_step(model, optimizer, scheduler, batch)
+        progress = replace(progress, step=progress.step + 1, position=progress.position + 1)
+        _show_step(bar, loss, progress.epoch)
+        if progress.step % options.eval_every == 0 or progress.step >= options.max_steps:
+            progress = _evaluate(model, run, info, progress, loss, clock, bar)
+        stopped = _should_stop(options, progress, clock())
+        if stopped or progress.step % options.checkpoint_every == 0:
+            _save_checkpoint(checkpoint, model, optimizer, scheduler,
+                             progress.snapshot(clock(), stopped))
+        if stopped:
+            break
+    if bar is not None:
+        bar.close()
+    return _result(run, progress, clock(), stopped, model)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What a run reads before it trains: the tokenizer, the encoded data and where it writes."""
+
+    out: Path
+    tokenizer: Any
+    init_bert2bert: bool  # --init-from names a bert2bert (whose folder is the tokenizer)
+    train: list[tuple[list[int], list[int]]]  # (source ids, target ids) with EOS
+    lengths: list[int]  # source + target tokens of each training example
+    dev_batches: list[dict[str, torch.Tensor]]  # collated, shortest first
+
+
+@dataclass(frozen=True)
+class _Progress:
+    """Where training stands: what the checkpoint holds besides the model, optimizer, scheduler,
+    RNG state and the reason to stop."""
+
+    step: int = 0
+    epoch: int = 0
+    position: int = 0  # batches of this epoch done
+    best_loss: float = math.inf
+    best_step: int = 0
+    bad_evals: int = 0  # evaluations since the best one
+    best: DevMetrics = DevMetrics(0.0, 0, 0)
+    seconds_before: float = 0.0  # training time of the earlier runs in this OUT
+    history: list[dict[str, Any]] = field(default_factory=list)  # one record per evaluation
+
+    def snapshot(self, seconds: float, stopped: str) -> dict[str, Any]:
+        """The checkpoint's trainer state besides optimizer, scheduler and RNG, after ``seconds``
+        of training in all; ``stopped`` is why the run stopped, "" while it goes on."""
+        return {"step": self.step, "epoch": self.epoch, "position": self.position,
+                "best_loss": self.best_loss, "best_step": self.best_step,
+                "bad_evals": self.bad_evals,
+                "best": (self.best.nll_sum, self.best.tokens, self.best.correct),
+                "elapsed": seconds, "history": self.history, "stopped": stopped}
+
+
+@dataclass(frozen=True)
+class _Clock:
+    """Training seconds summed over the runs of one OUT (what ``max_minutes`` limits)."""
+
+    before: float  # seconds of the earlier runs
+    start: float = field(default_factory=time.perf_counter)
+
+    def __call__(self) -> float:
+        return self.before + time.perf_counter() - self.start
+
+
+def _prepare_run(options: TrainOptions) -> _Run:
+    """Load and check the tokenizer, claim ``OUT`` for these options, encode the data.
+
+    The options are checked before ``OUT`` is written, so a corrected command is not refused as
+    a changed run."""
+    tokenizer, init_bert2bert = _checked_tokenizer(options)
+    out = _claim_output(options)
+    splits = load_examples(options.bank, options.variant, max_words=options.max_words,
+                           max_pairs=options.max_pairs)
+    train = encode_examples(tokenizer, splits["train"], options.max_source_tokens,
+                            options.max_target_tokens)
+    dev_examples = splits["dev"][: options.dev_examples] or splits["train"][: options.dev_examples]
+    dev = encode_examples(tokenizer, dev_examples, options.max_source_tokens,
+                          options.max_target_tokens)
+    dev_order = sorted(range(len(dev)), key=lambda i: len(dev[i][0]) + len(dev[i][1]))
+    dev_batches = [collate([dev[i] for i in dev_order[k : k + 128]], tokenizer.pad_token_id)
+                   for k in range(0, len(dev_order), 128)]
+    lengths = [len(s) + len(t) for s, t in train]
+    return _Run(out, tokenizer, init_bert2bert, train, lengths, dev_batches)
+
+
+def _checked_tokenizer(options: TrainOptions) -> tuple[Any, bool]:
+    """The run's tokenizer, and whether ``--init-from`` names a bert2bert (which must then be
+    the ``--tokenizer`` too); a T5 generator needs a dpc tokenizer (pad 0, EOS 1)."""
     init_bert2bert = (options.init_from is not None
                       and generator_config(options.init_from).model_type == "encoder-decoder")
     if init_bert2bert and Path(options.tokenizer).resolve() != Path(options.init_from).resolve():
@@ -234,84 +341,81 @@ def train_generator(options: TrainOptions) -> TrainResult:
             f"tokenizer {options.tokenizer!r} has pad={tokenizer.pad_token_id}, "
             f"eos={tokenizer.eos_token_id}; a dpc tokenizer (`dpc train tokenizer`) has 0 and 1"
         )
+    return tokenizer, init_bert2bert
+
+
+def _claim_output(options: TrainOptions) -> Path:
+    """``OUT``, created; its ``train_config.json`` written (a run already there must have the
+    same options, budgets aside)."""
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
     config_path = out / "train_config.json"
     if config_path.exists():
         _check_same_options(config_path, options)
     config_path.write_text(json.dumps(asdict(options), indent=1, sort_keys=True) + "\n")
+    return out
 
-    splits = load_examples(options.bank, options.variant, max_words=options.max_words,
-                           max_pairs=options.max_pairs)
-    train = encode_examples(tokenizer, splits["train"], options.max_source_tokens,
-                            options.max_target_tokens)
-    dev_examples = splits["dev"][: options.dev_examples] or splits["train"][: options.dev_examples]
-    dev = encode_examples(tokenizer, dev_examples, options.max_source_tokens,
-                          options.max_target_tokens)
-    dev_order = sorted(range(len(dev)), key=lambda i: len(dev[i][0]) + len(dev[i][1]))
-    dev_batches = [collate([dev[i] for i in dev_order[k : k + 128]], tokenizer.pad_token_id)
-                   for k in range(0, len(dev_order), 128)]
-    lengths = [len(s) + len(t) for s, t in train]
 
-    checkpoint = out / "checkpoint"
-    model_config = options.model_config(len(tokenizer))
+def _load_or_build_model(options: TrainOptions, checkpoint: Path,
+                         config: GeneratorConfig) -> tuple[Any, dict[str, Any] | None]:
+    """The model and trainer state in ``checkpoint`` if it holds one; else a new model (warm
+    started, from ``--init-from``, or seeded from scratch) and ``None``. In training mode."""
+    state = None
     if (checkpoint / "trainer_state.pt").exists():
         model = load_weights(checkpoint)
         state = torch.load(checkpoint / "trainer_state.pt", weights_only=False)
     elif options.warm_start is not None:
         model = build_warm_started(options.warm_start, seed=options.seed,
                                    share=options.share_weights)
-        state = None
     elif options.init_from is not None:
-        model = _initial_weights(options.init_from, model_config)
-        state = None
+        model = _initial_weights(options.init_from, config)
     else:
-        model = build_generator(model_config, seed=options.seed)
-        state = None
+        model = build_generator(config, seed=options.seed)
     model.train()
+    return model, state
+
+
+def _optimizer(model: Any, options: TrainOptions) -> tuple[Any, Any]:
+    """AdamW (no weight decay on biases and norms) and its schedule: warm-up, then inverse
+    square root."""
     no_decay = [p for n, p in model.named_parameters() if p.ndim < 2]
     decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": options.weight_decay},
          {"params": no_decay, "weight_decay": 0.0}], lr=options.lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _lr_lambda(options.warmup_steps))
-    step, epoch, position = 0, 0, 0
-    best_loss, best_step, bad_evals, elapsed_before = math.inf, 0, 0, 0.0
-    best = DevMetrics(0.0, 0, 0)
-    history: list[dict[str, Any]] = []
-    if state is not None:
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
-        step, epoch, position = state["step"], state["epoch"], state["position"]
-        best_loss, best_step, bad_evals = state["best_loss"], state["best_step"], state["bad_evals"]
-        best = DevMetrics(*state["best"])
-        elapsed_before = state["elapsed"]
-        history = state["history"]
-        if state.get("stopped", "").startswith("early stopping"):
-            return _result(out, step, best_loss, best_step, best, elapsed_before, state["stopped"],
-                           model, len(train), history)
-    else:
-        torch.manual_seed(options.seed)
+    return optimizer, scheduler
 
-    bar = None
-    if options.progress:
-        from tqdm import tqdm
 
-        bar = tqdm(total=options.max_steps, initial=step, unit="step", file=sys.stderr,
-                   dynamic_ncols=True)
-    stopped = ""
-    run_start = time.perf_counter()
+def _resume_state(state: dict[str, Any] | None, optimizer: Any, scheduler: Any,
+                  seed: int) -> _Progress:
+    """The progress saved in ``state``, with optimizer, scheduler and RNG put back as they were;
+    without a state, a fresh start with the RNG seeded."""
+    if state is None:
+        torch.manual_seed(seed)
+        return _Progress()
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+    return _Progress(step=state["step"], epoch=state["epoch"], position=state["position"],
+                     best_loss=state["best_loss"], best_step=state["best_step"],
+                     bad_evals=state["bad_evals"], best=DevMetrics(*state["best"]),
+                     seconds_before=state["elapsed"], history=state["history"])
 
-    def elapsed() -> float:
-        return elapsed_before + time.perf_counter() - run_start
 
-    def snapshot() -> dict[str, Any]:
-        return {"step": step, "epoch": epoch, "position": position, "best_loss": best_loss,
-                "best_step": best_step, "bad_evals": bad_evals,
-                "best": (best.nll_sum, best.tokens, best.correct), "elapsed": elapsed(),
-                "history": history, "stopped": stopped}
+def _progress_bar(options: TrainOptions, step: int) -> Any:
+    """A tqdm bar on stderr starting at ``step``, or ``None`` without ``progress``."""
+    if not options.progress:
+        return None
+    from tqdm import tqdm
 
+    return tqdm(total=options.max_steps, initial=step, unit="step", file=sys.stderr,
+                dynamic_ncols=True)
+
+
+def _generator_info(options: TrainOptions, init_bert2bert: bool, model: Any,
+                    model_config: GeneratorConfig) -> dict[str, Any]:
+    """What ``dpc_generator.json`` says of every saved model (the step and dev metrics aside)."""
     if options.warm_start is not None:
         architecture = {"warm_start": options.warm_start, "type": "bert2bert",
                         "shared": options.share_weights}
@@ -320,71 +424,96 @@ def train_generator(options: TrainOptions) -> TrainResult:
                         "shared": is_shared(model.config)}
     else:
         architecture = model_config.to_dict()
-    info = {"variant": options.variant, "input_format": "{direction}: {text}",
+    return {"variant": options.variant, "input_format": "{direction}: {text}",
             "model": architecture, "bank": os.fspath(options.bank)}
-    batches = bucket_batches(lengths, options.batch_size, options.seed, epoch)
-    while not stopped:
-        if step >= options.max_steps:
-            stopped = f"max_steps={options.max_steps} reached"
-        elif options.max_minutes is not None and elapsed() >= 60 * options.max_minutes:
-            stopped = f"max_minutes={options.max_minutes} reached"
-        if stopped:  # a resumed run whose budget is already spent
-            _save_checkpoint(checkpoint, model, optimizer, scheduler, snapshot())
-            break
-        if position >= len(batches):
-            epoch, position = epoch + 1, 0
-            batches = bucket_batches(lengths, options.batch_size, options.seed, epoch)
-        batch = collate([train[i] for i in batches[position]], tokenizer.pad_token_id)
-        loss = model(**batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        position += 1
-        if bar is not None:
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss.item():.3f}", epoch=epoch, refresh=False)
-        if step % options.eval_every == 0 or step >= options.max_steps:
-            metrics = evaluate(model, dev_batches)
-            record = {"step": step, "epoch": epoch, "train_loss": round(loss.item(), 4),
-                      "dev_loss": round(metrics.loss, 4),
-                      "dev_perplexity": round(metrics.perplexity, 3),
-                      "dev_word_accuracy": round(metrics.word_accuracy, 4),
-                      "seconds": round(elapsed(), 1)}
-            history.append(record)
-            with open(out / "log.jsonl", "a", encoding="utf-8") as log:
-                log.write(json.dumps(record) + "\n")
-            if bar is not None:
-                bar.write(json.dumps(record))
-            if metrics.loss < best_loss:
-                best_loss, best_step, best, bad_evals = metrics.loss, step, metrics, 0
-                _save_model(out / "model", model, tokenizer,
-                            {**info, "step": step, **{k: record[k] for k in record if "dev" in k}})
-            else:
-                bad_evals += 1
-                if bad_evals >= options.patience:
-                    stopped = f"early stopping: no dev improvement in {bad_evals} evaluations"
-        if not stopped and step >= options.max_steps:
-            stopped = f"max_steps={options.max_steps} reached"
-        if not stopped and options.max_minutes is not None and elapsed() >= 60 * options.max_minutes:
-            stopped = f"max_minutes={options.max_minutes} reached"
-        if stopped or step % options.checkpoint_every == 0:
-            _save_checkpoint(checkpoint, model, optimizer, scheduler, snapshot())
+
+
+def _should_stop(options: TrainOptions, progress: _Progress, seconds: float) -> str:
+    """Why training stops now, or "" to go on: ``patience`` evaluations without improvement (a
+    count that reaches it only at an evaluation), ``max_steps``, or ``max_minutes`` over the
+    ``seconds`` of training so far, in that order.
+
+    >>> options = TrainOptions("bank", "tok", "out", max_steps=10, max_minutes=1.0, patience=2)
+    >>> _should_stop(options, _Progress(step=9, bad_evals=1), seconds=59.0)
+    ''
+    >>> _should_stop(options, _Progress(step=10), seconds=60.0)
+    'max_steps=10 reached'
+    >>> _should_stop(options, _Progress(step=3), seconds=60.0)
+    'max_minutes=1.0 reached'
+    >>> _should_stop(options, _Progress(step=10, bad_evals=2), seconds=60.0)
+    'early stopping: no dev improvement in 2 evaluations'
+    """
+    if progress.bad_evals >= options.patience:
+        return f"early stopping: no dev improvement in {progress.bad_evals} evaluations"
+    if progress.step >= options.max_steps:
+        return f"max_steps={options.max_steps} reached"
+    if options.max_minutes is not None and seconds >= 60 * options.max_minutes:
+        return f"max_minutes={options.max_minutes} reached"
+    return ""
+
+
+def _next_batch(run: _Run, options: TrainOptions, batches: list[list[int]],
+                progress: _Progress) -> tuple[dict[str, torch.Tensor], list[list[int]], _Progress]:
+    """The collated batch at ``progress``'s position, with the epoch's batches and the progress:
+    both moved on to the next epoch when this one is used up."""
+    if progress.position >= len(batches):
+        progress = replace(progress, epoch=progress.epoch + 1, position=0)
+        batches = bucket_batches(run.lengths, options.batch_size, options.seed, progress.epoch)
+    batch = collate([run.train[i] for i in batches[progress.position]], run.tokenizer.pad_token_id)
+    return batch, batches, progress
+
+
+def _train_step(model: Any, optimizer: Any, scheduler: Any,
+                batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """One optimizer step on ``batch``, gradients clipped to norm 1. Returns the loss as a tensor
+    (read on the host only when shown)."""
+    loss = model(**batch).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss
+
+
+def _show_step(bar: Any, loss: torch.Tensor, epoch: int) -> None:
     if bar is not None:
-        bar.close()
-    return _result(out, step, best_loss, best_step, best, elapsed(), stopped, model, len(train),
-                   history)
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", epoch=epoch, refresh=False)
 
 
-def _result(out: Path, step: int, best_loss: float, best_step: int, best: DevMetrics,
-            seconds: float, stopped: str, model: Any, n_train: int,
-            history: list[dict[str, Any]]) -> TrainResult:
-    result = TrainResult(str(out / "model"), step, best_loss, best_step, best.perplexity,
-                         best.word_accuracy, seconds, stopped, count_parameters(model), n_train,
-                         history)
-    (out / "result.json").write_text(json.dumps(asdict(result), indent=1) + "\n")
+def _evaluate(model: Any, run: _Run, info: dict[str, Any], progress: _Progress,
+              loss: torch.Tensor, clock: _Clock, bar: Any) -> _Progress:
+    """Measure the dev loss, log it (``OUT/log.jsonl``, the bar) and save the model to
+    ``OUT/model`` if it is the best so far. Returns the progress with the record in its history
+    and the best model or the evaluations without improvement counted."""
+    metrics = evaluate(model, run.dev_batches)
+    record = {"step": progress.step, "epoch": progress.epoch, "train_loss": round(loss.item(), 4),
+              "dev_loss": round(metrics.loss, 4),
+              "dev_perplexity": round(metrics.perplexity, 3),
+              "dev_word_accuracy": round(metrics.word_accuracy, 4),
+              "seconds": round(clock(), 1)}
+    progress = replace(progress, history=[*progress.history, record])
+    with open(run.out / "log.jsonl", "a", encoding="utf-8") as log:
+        log.write(json.dumps(record) + "\n")
+    if bar is not None:
+        bar.write(json.dumps(record))
+    if metrics.loss < progress.best_loss:  # (a NaN loss is no improvement)
+        _save_model(run.out / "model", model, run.tokenizer,
+                    {**info, "step": progress.step, **{k: record[k] for k in record if "dev" in k}})
+        return replace(progress, best_loss=metrics.loss, best_step=progress.step, best=metrics,
+                       bad_evals=0)
+    return replace(progress, bad_evals=progress.bad_evals + 1)
+
+
+def _result(run: _Run, progress: _Progress, seconds: float, stopped: str,
+            model: Any) -> TrainResult:
+    """The run's :class:`TrainResult`, also written to ``OUT/result.json``."""
+    result = TrainResult(str(run.out / "model"), progress.step, progress.best_loss,
+                         progress.best_step, progress.best.perplexity, progress.best.word_accuracy,
+                         seconds, stopped, count_parameters(model), len(run.train),
+                         progress.history)
+    (run.out / "result.json").write_text(json.dumps(asdict(result), indent=1) + "\n")
     return result
 
 
