@@ -1,7 +1,8 @@
 """Exception types of the CausalBank miner.
 
-Every error the miner raises for bad user input is a :class:`MiningError`, so a caller can catch
-the whole family at once; each message names the offending value.
+Every error the miner raises for bad user input is a :class:`MiningError` (a
+:class:`~dpc_errors.DpcError`, the root of every dpc error), so a caller can catch the whole family
+at once; each message names the offending value.
 
 Examples
 --------
@@ -14,14 +15,16 @@ Examples
 
 from __future__ import annotations
 
+from dpc_errors import DpcError
+
 __all__ = ["MiningError", "MiningConfigError", "MiningInputError", "BankFormatError", "ResumeError"]
 
 
-class MiningError(Exception):
+class MiningError(DpcError):
     """Base class of every error raised by :mod:`causal_mining`."""
 
 
-class MiningConfigError(MiningError, ValueError):
+class MiningConfigError(MiningError):
     """An option of a mining run is out of range or inconsistent."""
 
 
@@ -29,7 +32,7 @@ class MiningInputError(MiningError, FileNotFoundError):
     """An input path or glob names nothing that can be read."""
 
 
-class BankFormatError(MiningError, ValueError):
+class BankFormatError(MiningError):
     """A CausalBank file (ours or the official release layout) is malformed."""
 
 

@@ -18,12 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from causal_mining.local_runner import run_local
 from causal_mining.manifest import check_or_write_manifest
 from causal_mining.merge import merge_parts
 from causal_mining.options import MineOptions
 from causal_mining.readers import expand_inputs
 from causal_mining.report import build_report, write_report
 from causal_mining.shards import read_bank
+from causal_mining.spark_runner import run_spark
 
 __all__ = ["mine", "read_bank"]
 
@@ -50,12 +52,8 @@ def mine(options: MineOptions) -> dict[str, Any]:
     files = expand_inputs(options.inputs)
     check_or_write_manifest(options, files)
     if options.engine == "spark":
-        from causal_mining.spark_runner import run_spark
-
         summaries = run_spark(files, options)
     else:
-        from causal_mining.local_runner import run_local
-
         summaries = run_local(files, options)
     out = Path(options.out)
     merged = merge_parts(out, summaries, options.shard_pairs)

@@ -1,4 +1,6 @@
-"""The unit of CausalBank: one (cause, effect) pair and the sentence it was mined from.
+"""The unit of CausalBank: one (cause, effect) pair and the sentence it was mined from, and the
+two directions of a causal question (:data:`DIRECTIONS`): every package above asks for the
+``"cause"`` or the ``"effect"`` side of a pair with these names.
 
 Examples
 --------
@@ -8,13 +10,52 @@ Examples
 ['I lost my phone', 'I am sad', 'because']
 >>> CausalPair.from_row(p.to_row()) == p
 True
+>>> p.side("cause"), opposite("cause")
+('I lost my phone', 'effect')
 """
 
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass, fields
+from typing import Literal
 
-__all__ = ["CausalPair", "COLUMNS"]
+from dpc_errors import DpcError
+
+__all__ = ["CausalPair", "COLUMNS", "DIRECTIONS", "Direction", "check_direction", "opposite"]
+
+#: Which side of a (cause, effect) pair a question asks for: the causes of an input, or its
+#: effects.
+Direction = Literal["cause", "effect"]
+DIRECTIONS: tuple[Direction, ...] = ("cause", "effect")
+
+
+def check_direction(direction: object, error: type[DpcError] = DpcError,
+                    option: str = "`direction`") -> Direction:
+    """``direction`` if it is ``"cause"`` or ``"effect"``; otherwise ``error`` naming the value
+    and the choices, in the words of the caller's user: for a command-line flag (``option``
+    starting with ``--``) the choices are words, for a Python argument they are literals.
+
+    >>> check_direction("effect")
+    'effect'
+    >>> check_direction("why", option="--direction")
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: --direction 'why' is not one of cause, effect
+    >>> check_direction(None)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `direction` (=None) is not one of 'cause', 'effect'
+    """
+    if direction in DIRECTIONS:
+        return direction  # type: ignore[return-value]
+    if option.startswith("--"):
+        raise error(f"{option} {direction!r} is not one of {', '.join(DIRECTIONS)}")
+    raise error(f"{option} (={direction!r}) is not one of {', '.join(map(repr, DIRECTIONS))}")
+
+
+def opposite(direction: Direction) -> Direction:
+    """The other side: ``"effect"`` for ``"cause"`` and the reverse."""
+    return "effect" if direction == "cause" else "cause"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +85,10 @@ class CausalPair:
     category: str
     source: str
     sentence: str
+
+    def side(self, direction: Direction) -> str:
+        """The ``cause`` or the ``effect`` of the pair."""
+        return self.cause if direction == "cause" else self.effect
 
     def to_row(self) -> list[str]:
         """The pair as a list of column values (no tabs or newlines can occur in them)."""

@@ -4,13 +4,13 @@ Edges run cause lemma → effect lemma with a ``weight`` (how many CausalBank pa
 lemma in the cause and the effect lemma in the effect); nodes carry how often each lemma was a
 cause or an effect. One module per concept:
 
-- :mod:`~cause_effect_graph.lemmas`: text → content lemmas (spaCy)
+- :mod:`~cause_effect_graph.lemmas`: text → content lemmas (spaCy, or lemminflect's dictionary)
 - :mod:`~cause_effect_graph.build`: CausalBank → graph (resumable, local or Spark, pruning)
 - :mod:`~cause_effect_graph.store`: the ``.ceg`` file, edge-list TSV, the official release format
 - :mod:`~cause_effect_graph.query`: top-N constraint lemmas for a sentence
 - :mod:`~cause_effect_graph.variants`: inflections and derived forms of a lemma
 - :mod:`~cause_effect_graph.strength`: causal strength (Luo et al. 2016) and PMI
-- :mod:`~cause_effect_graph.copa_scorers`: COPA scorers ``graph`` and ``pmi``
+- :mod:`~cause_effect_graph.cooccurrence`: window co-occurrence counts over raw text, window PMI
 - :mod:`~cause_effect_graph.show`: a picture of a lemma's neighbourhood
 - :mod:`~cause_effect_graph.cli`: ``dpc graph ...``
 

@@ -46,6 +46,11 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 
+from causal_mining.readers import open_decompressed
+from causal_mining.release import MODES
+from causal_mining.shards import atomic_open, bank_files, read_json, read_pairs, write_json
+from causal_mining.spark_runner import spark_python_env
+from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from cause_effect_graph.store import digraph_from_arrays
@@ -132,9 +137,6 @@ def bank_units(paths: Sequence[str | Path]) -> list[tuple[str, str]]:
     GraphError
         If a path does not exist or holds no CausalBank file.
     """
-    from causal_mining.release import MODES
-    from causal_mining.shards import bank_files
-
     units: list[tuple[str, str]] = []
     for raw in paths:
         path = Path(raw)
@@ -162,12 +164,9 @@ def bank_units(paths: Sequence[str | Path]) -> list[tuple[str, str]]:
 def _read_unit(kind: str, path: str) -> Iterator[tuple[str, str]]:
     """``(cause, effect)`` texts of one unit file."""
     if kind == "bank":
-        from causal_mining.shards import read_pairs
-
         for pair in read_pairs(Path(path)):
             yield pair.cause, pair.effect
         return
-    from causal_mining.readers import open_decompressed
 
     buffered, _, raw = open_decompressed(Path(path))
     try:
@@ -202,8 +201,6 @@ def lemmatise_unit(
 
     ``on_chunk(n)`` is called after each chunk with its number of pairs (for progress bars).
     """
-    from causal_mining.shards import atomic_open
-
     lemmatizer = Lemmatizer(model, batch_size)
     total = 0
     pairs = _read_unit(kind, path)
@@ -225,10 +222,7 @@ def lemmatise_unit(
 
 def _check_manifest(options: BuildOptions, units: list[tuple[str, str]]) -> bool:
     """Write ``WORK/manifest.json`` or check it; return whether the build resumes."""
-    from causal_mining.shards import read_json, write_json
-
     work = Path(options.work)
-    from cause_effect_graph import lemmas as lemma_module
 
     manifest: dict[str, Any] = {
         "version": 1,
@@ -265,8 +259,6 @@ def _fingerprint(path: Path) -> str:
 
 
 def _spark_lemmatise(units: list[tuple[str, str]], options: BuildOptions, bar: Any) -> int:
-    from causal_mining.spark_runner import spark_python_env
-
     os.environ.update(spark_python_env())
     from pyspark.sql import SparkSession
 

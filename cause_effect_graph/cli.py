@@ -18,10 +18,13 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from cause_effect_graph.errors import GraphError
+from cause_effect_graph.store import graph_from_option
+from dpc_errors import DpcError
 
 __all__ = ["add_graph_parser", "build_command", "cooccur_command", "export_command", "main",
            "query_command", "show_command", "stats_command"]
@@ -33,13 +36,20 @@ def _error(err: Exception) -> int:
 
 
 def _graph(args: argparse.Namespace) -> Any:
-    from cause_effect_graph.copa_scorers import graph_from_option
-
     return graph_from_option(args.graph)
 
 
-def add_graph_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``dpc graph`` and its subcommands on ``sub`` (an argparse subparsers object)."""
+def add_graph_parser(
+        sub: Any,
+        vocabulary_texts: Mapping[str, Callable[[Sequence[str]], Iterable[str]]] | None = None,
+) -> argparse.ArgumentParser:
+    """Register ``dpc graph`` and its subcommands on ``sub`` (an argparse subparsers object).
+
+    ``vocabulary_texts`` maps a dataset name to a reader of the texts of its files: each gives
+    ``dpc graph cooccur`` an option ``--vocab-NAME FILE...`` (count the content lemmas of those
+    texts). The graph knows no dataset format; the ``dpc`` command passes the tasks' readers
+    (``{"copa": tasks.copa.dataset.copa_texts}``).
+    """
     p = sub.add_parser("graph", help="the Cause Effect Graph: build, query, show, stats",
                        description="Build and query the Cause Effect Graph (lemma-level "
                        "causal knowledge). Without --graph, the bundled Gutenberg graph is used.")
@@ -69,9 +79,11 @@ def add_graph_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("inputs", nargs="+", help="text files, folders or globs (any reader of dpc mine)")
     c.add_argument("--out", required=True, help="counts file to write (.json.gz)")
     vocab = c.add_mutually_exclusive_group(required=True)
-    vocab.add_argument("--vocab-copa", nargs="+", metavar="COPA.xml",
-                       help="count the content lemmas of these COPA files")
+    for name in vocabulary_texts or {}:
+        vocab.add_argument(f"--vocab-{name}", nargs="+", metavar=f"{name.upper()}_FILE",
+                           dest=f"vocab_{name}", help=f"count the content lemmas of these {name} files")
     vocab.add_argument("--vocab", metavar="FILE", help="count these lemmas (one per line)")
+    c.set_defaults(vocabulary_texts=dict(vocabulary_texts or {}))
     c.add_argument("--window", type=int, default=5, help="words after a lemma that count (5)")
     c.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     c.add_argument("--no-progress", action="store_true")
@@ -214,12 +226,14 @@ def stats_command(args: argparse.Namespace) -> int:
 
 def cooccur_command(args: argparse.Namespace) -> int:
     """``dpc graph cooccur INPUT... --out FILE (--vocab-copa X.xml | --vocab FILE)``."""
-    from cause_effect_graph.cooccurrence import copa_vocabulary, count_windows, save_counts
-    from dpc_decode.errors import DpcError
+    from cause_effect_graph.cooccurrence import count_windows, save_counts, text_vocabulary
 
     try:
-        if args.vocab_copa:
-            vocab = copa_vocabulary(args.vocab_copa)
+        named = [(read, getattr(args, f"vocab_{name}"))
+                 for name, read in args.vocabulary_texts.items() if getattr(args, f"vocab_{name}")]
+        if named:
+            read, paths = named[0]
+            vocab = text_vocabulary(read(paths))
         else:
             try:
                 vocab = {w.strip() for w in Path(args.vocab).read_text(encoding="utf-8").split()}

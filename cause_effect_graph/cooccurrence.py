@@ -1,26 +1,23 @@
-"""Word co-occurrence in a sliding window over raw text, and the window-PMI COPA baseline.
+"""Word co-occurrence in a sliding window over raw text, and the window PMI of two phrases.
 
 Roemmele, Bejan & Gordon (2011) answered COPA with the pointwise mutual information of word
 pairs that co-occur within a few words of each other in Project Gutenberg (57.8% on dev with
 a 5-word window). This module computes such counts from any corpus the miner can read and
-scores COPA with them, beside the Cause Effect Graph's scorers, which use only the
-cause–effect pairs the miner extracted:
+scores phrases with them (COPA's window-PMI scorers, :mod:`tasks.copa.window`), beside the
+Cause Effect Graph, which holds only the cause–effect pairs the miner extracted:
 
 * :func:`count_windows` streams the text (every reader of :mod:`causal_mining.readers`),
-  lower-cases it, lemmatises each word with lemminflect (dictionary look-up, cached per word
-  form; spaCy would be ~100x slower over 120M words), and counts, for every pair of lemmas of a
+  lower-cases it, lemmatises each word with lemminflect
+  (:func:`~cause_effect_graph.lemmas.word_lemma`: a dictionary look-up, cached per word form;
+  spaCy would be ~100x slower over 120M words), and counts, for every pair of lemmas of a
   given vocabulary, how often the first occurs 1 to ``window`` words *before* the second. Stop
   words are not in the vocabulary but still take their place in the window. One process per
   input file.
 * :func:`window_pmi` is ``log(c(x before y) * N / (c(x) * c(y) * window))``;
-  :class:`WindowPmiScorer` (``--scorer window-pmi``) gives a (cause, effect) pair of phrases the
-  mean of ``window_pmi(c, e)`` over their lemma pairs, a pair never seen counting 0, so the cause
-  words must come *before* the effect words, as causes tend to precede effects in narrative.
-  For ``asks-for="cause"`` the alternative is the cause. ``--scorer window-pmi-any-order``
-  counts the pairs in either order instead.
-* ``--scorer graph-window`` answers with the graph's causal strength when the graph knows a
-  lemma pair of either alternative, and with the window PMI otherwise (a back-off decided before
-  looking at the results).
+  :func:`phrase_window_pmi` gives a (cause, effect) pair of phrases the mean of
+  ``window_pmi(c, e)`` over their lemma pairs, a pair never seen counting 0, so the cause words
+  must come *before* the effect words, as causes tend to precede effects in narrative (or in
+  either order, ``ordered=False``).
 
 The counts are restricted to a vocabulary (e.g. the content lemmas of a COPA file) so they stay
 small: all lemma pairs of a 700 MB corpus would not fit in memory in Python.
@@ -41,70 +38,30 @@ import gzip
 import json
 import math
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
 
+from causal_mining.readers import ReadStats, expand_inputs, read_documents
 from cause_effect_graph.errors import GraphError
+from cause_effect_graph.lemmas import dictionary_lemmas, is_stop_word, text_words, word_lemma
+from cause_effect_graph.store import atomic_write_bytes
 
 __all__ = [
     "COUNTS_FORMAT",
-    "GraphWindowScorer",
     "WindowCounts",
-    "WindowPmiScorer",
-    "content_lemmas",
-    "copa_vocabulary",
     "count_windows",
     "load_counts",
+    "phrase_window_pmi",
     "save_counts",
+    "text_vocabulary",
     "window_pmi",
-    "word_lemma",
 ]
 
 COUNTS_FORMAT = "dpc-window-counts"
 COUNTS_VERSION = 1
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_LEMMA_ORDER = ("VERB", "NOUN", "ADJ", "ADV")
-
-
-@cache
-def word_lemma(word: str) -> str:
-    """The lemma of a lower-case word form by lemminflect's dictionary (verb reading first).
-
-    Without context the reading is a guess ("ground" becomes "grind"); what matters for the
-    counts is that the corpus and the questions are lemmatised by the same function.
-
-    >>> word_lemma("babies"), word_lemma("cried"), word_lemma("rising"), word_lemma("qwzx")
-    ('baby', 'cry', 'rise', 'qwzx')
-    """
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word)
-    for pos in _LEMMA_ORDER:
-        if pos in lemmas:
-            return lemmas[pos][0]
-    return word
-
-
-@lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
-
-
-def content_lemmas(text: str) -> list[str]:
-    """Lemmas of the words of ``text`` that are not stop words, in order.
-
-    >>> content_lemmas("The babies were crying loudly.")
-    ['baby', 'cry', 'loudly']
-    """
-    stop = _stop_words()
-    return [word_lemma(w) for w in _WORD.findall(text.lower()) if w not in stop]
 
 
 @dataclass
@@ -124,7 +81,7 @@ class WindowCounts:
     def add_text(self, text: str, lemma_of: Callable[[str], str | None]) -> None:
         """Count one text (a paragraph: windows do not cross texts); ``lemma_of`` maps a word
         form to its vocabulary lemma, or ``None`` for words outside the vocabulary."""
-        forms = _WORD.findall(text.lower())
+        forms = text_words(text)
         self.tokens += len(forms)
         hits = [(i, lemma) for i, lemma in ((i, lemma_of(w)) for i, w in enumerate(forms))
                 if lemma is not None]
@@ -157,14 +114,13 @@ class WindowCounts:
 
 def _vocab_lemmatizer(vocab: frozenset[str]) -> Callable[[str], str | None]:
     """word form -> its lemma if that is in ``vocab`` (and not a stop word), else ``None``."""
-    stop = _stop_words()
     cache: dict[str, str | None] = {}
 
     def lemma_of(form: str) -> str | None:
         try:
             return cache[form]
         except KeyError:
-            lemma = None if form in stop else word_lemma(form)
+            lemma = None if is_stop_word(form) else word_lemma(form)
             cache[form] = lemma if lemma in vocab else None
             return cache[form]
 
@@ -186,8 +142,6 @@ def window_pmi(counts: WindowCounts, first: str, second: str, ordered: bool = Tr
 
 
 def _count_file(job: tuple[str, frozenset[str], int]) -> WindowCounts:
-    from causal_mining.readers import ReadStats, read_documents
-
     path, vocab, window = job
     counts = WindowCounts(window, sources=[path])
     lemma_of = _vocab_lemmatizer(vocab)
@@ -204,10 +158,6 @@ def count_windows(inputs: Sequence[str | os.PathLike[str]], vocab: Iterable[str]
     Raises :class:`GraphError` for an empty vocabulary or a window below 1; unreadable input is
     handled as the miner does (counted and skipped by the readers).
     """
-    from multiprocessing import get_context
-
-    from causal_mining.readers import expand_inputs
-
     vocab_set = frozenset(v for v in vocab if v)
     if not vocab_set:
         raise GraphError("the vocabulary to count is empty")
@@ -235,13 +185,11 @@ def count_windows(inputs: Sequence[str | os.PathLike[str]], vocab: Iterable[str]
 
 def save_counts(counts: WindowCounts, path: str | os.PathLike[str]) -> None:
     """Write gzip-compressed JSON, atomically (the graph store's temporary-file-and-rename)."""
-    from cause_effect_graph.store import _atomic_write_bytes
-
     data = {"format": COUNTS_FORMAT, "version": COUNTS_VERSION, "window": counts.window,
             "tokens": counts.tokens, "sources": counts.sources,
             "unigrams": dict(sorted(counts.unigrams.items())),
             "pairs": [[a, b, n] for (a, b), n in sorted(counts.pairs.items())]}
-    _atomic_write_bytes(Path(path), gzip.compress(json.dumps(data).encode("utf-8")))
+    atomic_write_bytes(Path(path), gzip.compress(json.dumps(data).encode("utf-8")))
 
 
 def load_counts(path: str | os.PathLike[str]) -> WindowCounts:
@@ -264,77 +212,29 @@ def load_counts(path: str | os.PathLike[str]) -> WindowCounts:
                         Counter({(a, b): n for a, b, n in data["pairs"]}), list(data["sources"]))
 
 
-class WindowPmiScorer:
-    """COPA scorer: mean window PMI of (cause lemma, effect lemma) pairs, cause words first."""
+def phrase_window_pmi(counts: WindowCounts, cause: str, effect: str,
+                      ordered: bool = True) -> float:
+    """Mean of :func:`window_pmi` over the (cause lemma, effect lemma) pairs of two phrases
+    (:func:`~cause_effect_graph.lemmas.dictionary_lemmas`; 0.0 when either has none): with
+    ``ordered``, the cause words must come *before* the effect words.
 
-    def __init__(self, counts: WindowCounts | str | os.PathLike[str], ordered: bool = True) -> None:
-        self.counts = counts if isinstance(counts, WindowCounts) else load_counts(counts)
-        self.ordered = ordered
-
-    def phrase(self, cause: str, effect: str) -> float:
-        """Mean of :func:`window_pmi` over the lemma pairs of two phrases (0.0 without any)."""
-        c, e = content_lemmas(cause), content_lemmas(effect)
-        if not c or not e:
-            return 0.0
-        return sum(window_pmi(self.counts, x, y, self.ordered)
-                   for x in c for y in e) / (len(c) * len(e))
-
-    def score(self, premise: str, asks_for: str, alternative: str) -> float:
-        if asks_for == "cause":
-            return self.phrase(alternative, premise)
-        return self.phrase(premise, alternative)
-
-
-def copa_vocabulary(paths: Sequence[str | os.PathLike[str]]) -> set[str]:
-    """Content lemmas of every premise and alternative of COPA files (what the scorer looks up)."""
-    from tasks.copa import read_copa
-
-    vocab: set[str] = set()
-    for path in paths:
-        for item in read_copa(path):
-            for text in (item.premise, *item.alternatives):
-                vocab.update(content_lemmas(text))
-    return vocab
-
-
-def _counts_option(options: dict[str, Any]) -> str:
-    counts = options.get("counts")
-    if counts is None:
-        raise GraphError("window-PMI scorers need co-occurrence counts: --counts PATH "
-                         "(make them with dpc graph cooccur)")
-    return counts
-
-
-class GraphWindowScorer:
-    """Causal strength from the graph, window PMI where the graph cannot decide
-    (``--scorer graph-window``).
-
-    The score is the pair (causal strength, window PMI), compared lexicographically: when the
-    graph scores the two alternatives differently it decides; when it cannot (no known lemma
-    pair for either, both 0.0) the window PMI does.
+    >>> counts = WindowCounts.from_texts(["rain made it wet"], vocab={"rain", "wet"})
+    >>> round(phrase_window_pmi(counts, "It rained.", "The floor was wet."), 3)
+    -0.112
+    >>> phrase_window_pmi(counts, "wet", "rain"), phrase_window_pmi(counts, "the", "rain")
+    (0.0, 0.0)
     """
-
-    def __init__(self, graph: Any, counts: WindowCounts | str | os.PathLike[str]) -> None:
-        from cause_effect_graph.copa_scorers import CausalStrengthScorer
-
-        self.graph = CausalStrengthScorer(graph)
-        self.window = WindowPmiScorer(counts)
-
-    def score(self, premise: str, asks_for: str, alternative: str) -> tuple[float, float]:
-        return (self.graph.score(premise, asks_for, alternative),
-                self.window.score(premise, asks_for, alternative))
+    c, e = dictionary_lemmas(cause), dictionary_lemmas(effect)
+    if not c or not e:
+        return 0.0
+    return sum(window_pmi(counts, x, y, ordered) for x in c for y in e) / (len(c) * len(e))
 
 
-def _register() -> None:
-    try:
-        from tasks.copa import register_scorer
-    except ModuleNotFoundError:  # pragma: no cover - tasks/ absent from a partial checkout
-        return
-    register_scorer("window-pmi", lambda **o: WindowPmiScorer(_counts_option(o)))
-    register_scorer("window-pmi-any-order",
-                    lambda **o: WindowPmiScorer(_counts_option(o), ordered=False))
-    register_scorer("graph-window",
-                    lambda **o: GraphWindowScorer(o.get("graph"), _counts_option(o)))
+def text_vocabulary(texts: Iterable[str]) -> set[str]:
+    """The :func:`~cause_effect_graph.lemmas.dictionary_lemmas` of texts: the lemmas to count
+    for the phrases that will be looked up (``dpc graph cooccur --vocab-copa``).
 
-
-_register()
+    >>> sorted(text_vocabulary(["The floor was wet.", "It rained."]))
+    ['floor', 'rain', 'wet']
+    """
+    return {lemma for text in texts for lemma in dictionary_lemmas(text)}

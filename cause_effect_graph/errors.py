@@ -1,6 +1,6 @@
 """Exception types of the Cause Effect Graph.
 
-Every error a user can cause is a :class:`GraphError`, a :class:`~dpc_decode.errors.DpcError`
+Every error a user can cause is a :class:`GraphError`, a :class:`~dpc_errors.DpcError`
 (so a ``ValueError``); its message names the offending value or file.
 
 >>> raise GraphFormatError("'x.ceg' is not a Cause Effect Graph file")
@@ -11,7 +11,7 @@ cause_effect_graph.errors.GraphFormatError: 'x.ceg' is not a Cause Effect Graph 
 
 from __future__ import annotations
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 
 __all__ = ["GraphError", "GraphFormatError", "GraphVersionError"]
 

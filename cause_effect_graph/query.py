@@ -38,14 +38,15 @@ from typing import Literal
 
 import networkx as nx
 
+from causal_mining.pair import Direction, check_direction
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import default_lemmatizer, is_stop_word
 from cause_effect_graph.strength import ALPHA, LAMBDA, causal_strength
+from cause_effect_graph.variants import variants
 
 __all__ = ["Candidates", "candidates", "constraint_sets", "looks_english", "neighbours",
            "unknown_words"]
 
-Direction = Literal["cause", "effect"]
 Rank = Literal["weight", "strength"]
 
 
@@ -127,11 +128,9 @@ def looks_english(text: str) -> bool:
 
 def neighbours(G: nx.DiGraph, lemma: str, direction: Direction) -> dict[str, dict[str, int]]:
     """The lemma's causes (``"cause"``: predecessors) or effects (``"effect"``: successors)."""
-    if direction == "cause":
+    if check_direction(direction, GraphError) == "cause":
         return G.pred[lemma] if lemma in G else {}
-    if direction == "effect":
-        return G.succ[lemma] if lemma in G else {}
-    raise GraphError(f"`direction` (={direction!r}) has to be 'cause' or 'effect'")
+    return G.succ[lemma] if lemma in G else {}
 
 
 def candidates(
@@ -166,8 +165,7 @@ def candidates(
     GraphError
         For a bad ``direction``, ``n`` or ``rank`` (bad *sentences* give an empty result).
     """
-    if direction not in ("cause", "effect"):
-        raise GraphError(f"`direction` (={direction!r}) has to be 'cause' or 'effect'")
+    check_direction(direction, GraphError)
     if n < 1:
         raise GraphError(f"`n` (={n}) has to be at least 1")
     if rank not in ("weight", "strength"):
@@ -187,34 +185,21 @@ def candidates(
     own = set(lemmas)
     scores: dict[str, float] = {}
     known = []
-    # CS = f(i,j) N^α / (f(i_c)^(αλ+1−λ) f(j_e)^(λ+α(1−λ))): the same value as
-    # strength.causal_strength, with the lemma's own factor computed once per lemma.
-    cause_exp, effect_exp = alpha * lam + 1 - lam, lam + alpha * (1 - lam)
-    mine, theirs = ("effect_weight", "cause_weight") if direction == "cause" else (
-        "cause_weight", "effect_weight")
-    mine_exp, theirs_exp = (effect_exp, cause_exp) if direction == "cause" else (
-        cause_exp, effect_exp)
-    nodes = G.nodes
     for lemma in lemmas:
         near = neighbours(G, lemma, direction)
         if not near:
             continue
         known.append(lemma)
-        if rank == "weight":
-            for other, data in near.items():
-                if other not in own:
-                    scores[other] = scores.get(other, 0.0) + float(data.get("weight", 1))
-            continue
-        total = G.graph.get("total")
-        if not total:
-            raise GraphError("the graph has no G.graph['total'] (sum of all edge counts)")
-        scale = total**alpha / float(nodes[lemma].get(mine) or 1) ** mine_exp
         for other, data in near.items():
             if other in own:
                 continue
-            f_ij = data.get("weight", 1)
-            f_other = nodes[other].get(theirs) or f_ij
-            scores[other] = scores.get(other, 0.0) + scale * f_ij / f_other**theirs_exp
+            if rank == "weight":
+                score = float(data.get("weight", 1))
+            elif direction == "cause":
+                score = causal_strength(G, other, lemma, alpha, lam)
+            else:
+                score = causal_strength(G, lemma, other, alpha, lam)
+            scores[other] = scores.get(other, 0.0) + score
     best = heapq.nsmallest(n + len(own), scores.items(), key=lambda kv: (-kv[1], kv[0]))
     items = [(lemma, score) for lemma, score in best if not is_stop_word(lemma)][:n]
     unknown = [lemma for lemma in lemmas if lemma not in known]
@@ -233,7 +218,5 @@ def constraint_sets(result: Candidates | list[str], capitalized: bool = False) -
     >>> constraint_sets(["hungry", "love"])
     [['hungrier', 'hungriest', 'hungry'], ['love', 'loved', 'loves', 'loving']]
     """
-    from cause_effect_graph.variants import variants
-
     keywords = result.keywords if isinstance(result, Candidates) else result
     return [variants(k, capitalized=capitalized) for k in keywords]

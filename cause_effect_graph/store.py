@@ -61,6 +61,8 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 
+from causal_mining.readers import open_decompressed
+from causal_mining.shards import atomic_open
 from cause_effect_graph.errors import GraphFormatError, GraphVersionError
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
     "default_graph",
+    "graph_from_option",
     "graph_info",
     "load_graph",
     "read_edgelist",
@@ -123,11 +126,11 @@ def save_graph(G: nx.DiGraph, path: str | Path, compression: Compression = "xz")
         "blake2b": hashlib.blake2b(payload, digest_size=16).hexdigest(),
         "graph": _graph_attrs(G),
     }, sort_keys=True).encode("utf-8")
-    _atomic_write_bytes(Path(path),
+    atomic_write_bytes(Path(path),
                         MAGIC + struct.pack("<II", FORMAT_VERSION, len(header)) + header + payload)
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes) -> None:
     import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -220,8 +223,6 @@ def load_graph(path: str | Path) -> nx.DiGraph:
 
 
 def _first_line(path: Path) -> str:
-    from causal_mining.readers import open_decompressed
-
     buffered, _, raw = open_decompressed(path)
     try:
         return buffered.readline(1000).decode("utf-8", errors="replace").rstrip("\r\n")
@@ -313,6 +314,16 @@ def default_graph() -> nx.DiGraph:
     return _default()
 
 
+def graph_from_option(graph: nx.DiGraph | str | os.PathLike[str] | None) -> nx.DiGraph:
+    """A graph object as is, a path to load, or ``None`` for the bundled graph (what every
+    ``--graph`` option takes)."""
+    if graph is None:
+        return default_graph()
+    if isinstance(graph, nx.DiGraph):
+        return graph
+    return load_graph(Path(graph))
+
+
 # ---------------------------------------------------------------- text formats
 
 
@@ -321,8 +332,6 @@ def write_edgelist(G: nx.DiGraph, path: str | Path) -> int:
 
     Edges are grouped by cause, heaviest first.
     """
-    from causal_mining.shards import atomic_open
-
     n = 0
     with atomic_open(Path(path)) as handle:
         handle.write("cause\teffect\tcount\n")
@@ -334,8 +343,6 @@ def write_edgelist(G: nx.DiGraph, path: str | Path) -> int:
 
 def write_release_graph(G: nx.DiGraph, path: str | Path) -> int:
     """Write the official release format, ``cause->effect<TAB>count``; return the edge count."""
-    from causal_mining.shards import atomic_open
-
     n = 0
     with atomic_open(Path(path)) as handle:
         for u, v, w in _sorted_edges(G):
@@ -352,8 +359,6 @@ def _sorted_edges(G: nx.DiGraph) -> Iterator[tuple[str, str, int]]:
 
 
 def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    from causal_mining.readers import open_decompressed
-
     buffered, _, raw = open_decompressed(path)
     try:
         text = io.TextIOWrapper(buffered, encoding="utf-8", errors="replace")

@@ -36,7 +36,7 @@ def encode_inputs(
     >>> encode_inputs([[5, 60]], None, vocab_size=10)
     Traceback (most recent call last):
     ...
-    dpc_decode.errors.DpcError: input 0 holds token id 60, outside the vocabulary (size 10)
+    dpc_errors.DpcError: input 0 holds token id 60, outside the vocabulary (size 10)
     """
     if isinstance(inputs, str):
         inputs = [inputs]

@@ -1,16 +1,15 @@
 """Exception types raised by :mod:`dpc_decode`.
 
-Every error a user can cause by passing bad input is a :class:`DpcError` (a ``ValueError``), and
-its message names the offending value, so callers can catch one type and show the message as is.
+Every error a user can cause by passing bad input is a :class:`~dpc_errors.DpcError` (a
+``ValueError``, the root every dpc package derives from; re-exported here), and its message names
+the offending value, so callers can catch one type and show the message as is.
 """
 
 from __future__ import annotations
 
+from dpc_errors import DpcError
+
 __all__ = ["ConstraintError", "DpcError", "UnsatisfiableConstraintsError"]
-
-
-class DpcError(ValueError):
-    """Base class of the errors :mod:`dpc_decode` raises for bad input."""
 
 
 class ConstraintError(DpcError):

@@ -5,7 +5,7 @@ Values are checked where the objects are built, and the error names the value.
 >>> BeamSearchOptions(num_beams=4, num_return_sequences=5)
 Traceback (most recent call last):
 ...
-dpc_decode.errors.DpcError: `num_return_sequences` (=5) must be at most `num_beams` (=4)
+dpc_errors.DpcError: `num_return_sequences` (=5) must be at most `num_beams` (=4)
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
+from dpc_decode.errors import DpcError
+
 __all__ = ["deduplicate", "jaccard", "mmr", "normalise", "rank_by_nll", "word_set"]
 
 
@@ -94,8 +96,6 @@ def mmr(outputs: Sequence[T], k: int, lam: float = 0.7) -> list[T]:
     those already chosen.
     """
     if not 0 <= lam <= 1:
-        from dpc_decode.errors import DpcError
-
         raise DpcError(f"`lam` (={lam!r}) must be in [0, 1]")
     pool = rank_by_nll(outputs)
     if not pool:

@@ -10,8 +10,9 @@ of its keyword), and the N×M outputs are merged, deduplicated and reranked into
 - :mod:`~guided_generation.baselines`: the paper's Table 3 baselines on the same model
 - :mod:`~guided_generation.retrieval`: KNN retrieval over a CausalBank
 - :mod:`~guided_generation.metrics`: Div (BLEU-1), distinct-n, coverage
-- :mod:`~guided_generation.evaluation`: the Table 3 evaluation on COPA premises
-- :mod:`~guided_generation.cli`: ``dpc generate``, ``dpc eval generation``
+- :mod:`~guided_generation.cli`: ``dpc generate``
+
+The Table 3 evaluation on COPA premises is a task: :mod:`tasks.copa.generation`.
 
 Names are imported lazily, so ``import guided_generation`` does not load torch.
 

@@ -14,24 +14,23 @@
 
 Every method returns :class:`~guided_generation.pipeline.GuidedOutput` objects, best first;
 samples come in the order drawn (a random set, not reranked), and KNN outputs have no
-likelihood under the model (their ``nll`` is NaN; their order is the retrieval score).
-
->>> method_names(["guided", "nbest"])
-['guided', 'nbest']
->>> method_names(["beam"])
-Traceback (most recent call last):
-...
-guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, guided-pmi, guided-mmr, nbest, sample, knn, gold
+likelihood under the model (their ``nll`` is NaN; their order is the retrieval score). The names
+and their check (:data:`~guided_generation.options.METHODS`,
+:func:`~guided_generation.options.method_names`) are options, importable without torch.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from cause_effect_graph.lemmas import default_lemmatizer
+from dpc_decode.sampling import sample
 from guided_generation.errors import GuidedGenerationError
-from guided_generation.options import GuidedOptions, check_direction
+from guided_generation.options import METHODS, GuidedOptions, check_direction, method_names
+from guided_generation.pipeline import GuidedOutput
+from train.models import format_input
 
 if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedGenerator, GuidedOutput
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "method_names", "run_method"]
 
-METHODS = ("guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold")
 _RERANKS = {"guided": "nll", "guided-pmi": "pmi", "guided-mmr": "mmr"}
 
 
@@ -78,8 +76,6 @@ def run_method(
         ``stats`` has ``rows`` and ``missed`` (outputs that missed their keyword) for the
         constrained methods.
     """
-    from guided_generation.pipeline import GuidedOutput
-
     options = options or GuidedOptions()
     check_direction(direction)
     if method not in METHODS:
@@ -90,7 +86,6 @@ def run_method(
     if method == "gold":
         if not gold:
             raise GuidedGenerationError("method 'gold' needs the gold answer")
-        from cause_effect_graph.lemmas import default_lemmatizer
 
         lemmas = (lemmatize or generator.lemmatizer or default_lemmatizer())(gold)
         if not lemmas:
@@ -103,7 +98,6 @@ def run_method(
             raise GuidedGenerationError("method 'knn' needs a CausalBank retriever (--bank)")
         found = retriever.retrieve(text, direction, options.k)
         return [GuidedOutput(r.text, None, "none", None, math.nan, math.nan) for r in found], {}
-    from train.models import format_input
 
     prompt = format_input(" ".join(text.split()), direction)
     if method == "nbest":
@@ -119,17 +113,6 @@ def _with(options: GuidedOptions, **changes: object) -> GuidedOptions:
 
 def _sample(generator: GuidedGenerator, prompt: str, options: GuidedOptions,
             seed: int) -> list[GuidedOutput]:
-    from dpc_decode.sampling import sample
-    from guided_generation.pipeline import GuidedOutput
-
     found = sample(generator.model, generator.tokenizer, [prompt], None, num_samples=options.k,
                    unique=True, max_new_tokens=options.max_new_tokens, seed=seed)[0]
     return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
-
-
-def method_names(names: Sequence[str]) -> list[str]:
-    """Check a list of method names, naming the first unknown one."""
-    for name in names:
-        if name not in METHODS:
-            raise GuidedGenerationError(f"method {name!r} is not one of {', '.join(METHODS)}")
-    return list(names)

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from dpc_decode.errors import DpcError
+from causal_mining.pair import DIRECTIONS
+from dpc_errors import DpcError
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
-    DIRECTIONS,
     RANKS,
     RERANKS,
     GuidedOptions,
@@ -32,8 +32,7 @@ from guided_generation.options import (
 if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedResult
 
-__all__ = ["GenerateItem", "add_eval_generation_parser", "add_generate_parser", "eval_generation_command",
-           "generate_command", "read_items"]
+__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "read_items"]
 
 
 @dataclass(frozen=True)
@@ -245,81 +244,4 @@ def generate_command(args: argparse.Namespace) -> int:
     except DpcError as err:
         print(f"dpc: error: {err}", file=sys.stderr)
         return 2
-    return 0
-
-
-def add_eval_generation_parser(tasks: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``dpc eval generation`` under ``dpc eval``."""
-    from guided_generation.baselines import METHODS
-
-    d = GuidedOptions()
-    p = tasks.add_parser(
-        "generation",
-        help="Table 3 of the paper: guided generation and its baselines on COPA premises",
-        description="Every method generates causes/effects of the premises of a COPA file; the "
-        "table gives Div (BLEU-1 of the top 3 against the correct alternative, no brevity "
-        "penalty), distinct-1/2, keyword coverage and gold-lemma hits.",
-    )
-    p.add_argument("file", help="COPA XML file (e.g. ../shared/data/copa/copa-dev.xml)")
-    p.add_argument("--methods", default=",".join(METHODS),
-                   help=f"comma-separated, from {', '.join(METHODS)} (default: all)")
-    p.add_argument("--bank", default=None, help="CausalBank folder for knn (e.g. runs/gutenberg/causalbank)")
-    p.add_argument("--limit", type=int, default=None, help="the first N items only")
-    p.add_argument("--n", type=int, default=d.n)
-    p.add_argument("--m", type=int, default=d.m)
-    p.add_argument("--k", type=int, default=d.k)
-    p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
-    p.add_argument("--model", default=None)
-    p.add_argument("--graph", default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="write outputs.jsonl (resumable) and scores.json here")
-    p.set_defaults(func=eval_generation_command)
-    return p
-
-
-def eval_generation_command(args: argparse.Namespace) -> int:
-    """``dpc eval generation``: run, print the Markdown table, optionally save it."""
-    try:
-        from guided_generation.baselines import method_names
-        from guided_generation.evaluation import (
-            evaluate_generation,
-            format_table,
-            model_prefers_correct,
-            scores_json,
-        )
-        from guided_generation.pipeline import GuidedGenerator
-        from tasks.copa import read_copa
-
-        methods = method_names([m.strip() for m in args.methods.split(",") if m.strip()])
-        if "knn" in methods and not args.bank:
-            raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")
-        options = GuidedOptions(n=args.n, m=args.m, k=args.k, max_new_tokens=args.max_new_tokens)
-        items = read_copa(args.file)
-        if args.limit is not None:
-            if args.limit < 1:
-                raise GuidedGenerationError(f"--limit (={args.limit}) must be at least 1")
-            items = items[: args.limit]
-        retriever = None
-        if "knn" in methods:
-            from guided_generation.retrieval import KnnRetriever
-
-            retriever = KnnRetriever.from_bank(args.bank)
-        generator = GuidedGenerator.load(args.model, args.graph)
-        scores = evaluate_generation(items, generator, methods, options, retriever=retriever,
-                                     out=args.out, seed=args.seed)
-        prefers = model_prefers_correct(generator, items)
-    except DpcError as err:
-        print(f"dpc eval: error: {err}", file=sys.stderr)
-        return 2
-    table = format_table(scores, prefers)
-    print(table)
-    if args.out:
-        Path(args.out, "scores.json").write_text(json.dumps(
-            {"file": args.file, "items": len(items), "options": {
-                "n": options.n, "m": options.m, "k": options.k, "num_beams": options.num_beams,
-                "max_new_tokens": options.max_new_tokens},
-             "methods": scores_json(scores), "model_prefers_correct": prefers}, indent=2) + "\n",
-            encoding="utf-8")
-        Path(args.out, "table.md").write_text(table + "\n", encoding="utf-8")
     return 0

@@ -1,4 +1,4 @@
-"""Exception type of guided generation (a :class:`~dpc_decode.errors.DpcError`, so a ``ValueError``).
+"""Exception type of guided generation (a :class:`~dpc_errors.DpcError`, so a ``ValueError``).
 
 >>> raise GuidedGenerationError("--direction 'sideways' is not one of cause, effect")
 Traceback (most recent call last):
@@ -8,7 +8,7 @@ guided_generation.errors.GuidedGenerationError: --direction 'sideways' is not on
 
 from __future__ import annotations
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 
 __all__ = ["GuidedGenerationError"]
 

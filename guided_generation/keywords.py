@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from cause_effect_graph.variants import variants
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import CONSTRAINT_MODES
 
@@ -56,8 +57,6 @@ def keyword_set(word: str, capitalized: bool = False) -> list[str]:
     ...
     guided_generation.errors.GuidedGenerationError: keyword ' | x' has an empty alternative
     """
-    from cause_effect_graph.variants import variants
-
     if "|" in word:
         parts = [p.strip() for p in word.split("|")]
         if any(not p for p in parts):

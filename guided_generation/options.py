@@ -16,23 +16,26 @@ guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from causal_mining.pair import Direction
+from causal_mining.pair import check_direction as _check_direction
 from dpc_decode.options import BeamSearchOptions
 from guided_generation.errors import GuidedGenerationError
 
-__all__ = ["CONSTRAINT_MODES", "DIRECTIONS", "RANKS", "RERANKS", "GuidedOptions", "check_direction"]
+__all__ = ["CONSTRAINT_MODES", "METHODS", "RANKS", "RERANKS", "GuidedOptions", "check_direction",
+           "method_names"]
 
-DIRECTIONS = ("cause", "effect")
 CONSTRAINT_MODES = ("combine", "replace", "require", "all")
 RANKS = ("weight", "strength")
 RERANKS = ("nll", "pmi", "mmr")
+#: The generation methods of the paper's Table 3 (:mod:`guided_generation.baselines`).
+METHODS = ("guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold")
 
-Direction = Literal["cause", "effect"]
 
-
-def check_direction(direction: str) -> str:
+def check_direction(direction: object) -> Direction:
     """``direction`` if it is ``"cause"`` or ``"effect"``; an error listing the choices otherwise.
 
     >>> check_direction("effect")
@@ -42,9 +45,23 @@ def check_direction(direction: str) -> str:
     ...
     guided_generation.errors.GuidedGenerationError: --direction 'why' is not one of cause, effect
     """
-    if direction not in DIRECTIONS:
-        raise GuidedGenerationError(f"--direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
-    return direction
+    return _check_direction(direction, GuidedGenerationError, "--direction")
+
+
+def method_names(names: Sequence[str]) -> list[str]:
+    """Check a list of method names (:data:`METHODS`), naming the first unknown one.
+
+    >>> method_names(["guided", "nbest"])
+    ['guided', 'nbest']
+    >>> method_names(["beam"])
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, guided-pmi, guided-mmr, nbest, sample, knn, gold
+    """
+    for name in names:
+        if name not in METHODS:
+            raise GuidedGenerationError(f"method {name!r} is not one of {', '.join(METHODS)}")
+    return list(names)
 
 
 def _check_int(name: str, value: object, minimum: int = 1) -> None:

@@ -48,9 +48,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cause_effect_graph.query import candidates
+from cause_effect_graph.store import default_graph, load_graph
+from dpc_decode.generate import generate
+from dpc_decode.rerank import mmr, normalise, rank_by_nll
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.options import GuidedOptions, check_direction
+from train.metrics import sequence_log_probs
+from train.models import default_model, format_input, load_generator
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -179,11 +185,8 @@ class GuidedGenerator:
     def load(cls, model: str | Path | None = None, graph: str | Path | None = None) -> GuidedGenerator:
         """The bundled generator and graph, or those at the given paths.
 
-        Raises :class:`~dpc_decode.errors.DpcError` naming a missing or corrupt path.
+        Raises :class:`~dpc_errors.DpcError` naming a missing or corrupt path.
         """
-        from cause_effect_graph.store import default_graph, load_graph
-        from train.models import default_model, load_generator
-
         loaded = load_generator(model) if model is not None else default_model()
         G = load_graph(graph) if graph is not None else default_graph()
         return cls(loaded.model, loaded.tokenizer, G)
@@ -213,8 +216,6 @@ class GuidedGenerator:
 
     def graph_keywords(self, text: str, direction: str, options: GuidedOptions) -> tuple[list[str], list[str]]:
         """The graph's top-N keywords for the input, and the graph's message if any."""
-        from cause_effect_graph.query import candidates
-
         found = candidates(self.graph, text, direction, options.n, rank=options.rank,  # type: ignore[arg-type]
                            lemmatizer=self.lemmatizer)
         return found.keywords, [f"graph: {found.message}"] if found.message else []
@@ -224,7 +225,6 @@ class GuidedGenerator:
         """Decode every row (the same prompt, the row's sets), ``batch_rows`` rows at a time."""
         from tqdm.auto import tqdm
 
-        from dpc_decode.generate import generate
 
         beam = options.beam_options(options.m)
         found: list[list[GeneratedSequence]] = []
@@ -241,8 +241,6 @@ class GuidedGenerator:
     def unconstrained(self, prompt: str, count: int, options: GuidedOptions,
                       banned: Sequence[str] = ()) -> list[GuidedOutput]:
         """N-best beam search without constraints (the fallback, and a baseline)."""
-        from dpc_decode.generate import generate
-
         found = generate(self.model, self.tokenizer, [prompt], None, banned=list(banned) or None,
                          options=options.beam_options(count))[0]
         return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
@@ -256,8 +254,6 @@ class GuidedGenerator:
         """
         from dataclasses import replace
 
-        from train.metrics import sequence_log_probs
-        from train.models import format_input
 
         if not outputs:
             return []
@@ -270,9 +266,6 @@ class GuidedGenerator:
 
     def _priors(self, texts: Sequence[str], direction: str) -> list[float]:
         """``log P(text | empty input)``, kept across inputs (generic outputs recur)."""
-        from train.metrics import sequence_log_probs
-        from train.models import format_input
-
         missing = [t for t in dict.fromkeys(texts) if (direction, t) not in self._prior]
         if missing:
             if len(self._prior) + len(missing) > _PRIOR_CACHE:
@@ -305,14 +298,12 @@ class GuidedGenerator:
         banned
             Phrases no output may contain (negative constraints).
         """
-        from dpc_decode.rerank import deduplicate, mmr, rank_by_nll
-
         options = options or GuidedOptions()
         check_direction(direction)
         text, notes = self.prepare_input(text, options.max_input_tokens)
         decoded = self._decode(text, direction, options, tuple(constraints), progress, tuple(banned))
         started = time.perf_counter()
-        merged = deduplicate(decoded.merged)
+        merged = list(decoded.merged)  # deduplicated once, by _decode
         if options.rerank == "mmr":
             ranked = mmr(merged, options.k, options.mmr_lambda)
         elif options.rerank == "pmi":
@@ -336,7 +327,6 @@ class GuidedGenerator:
         """
         from dataclasses import replace
 
-        from train.models import format_input
 
         key = (text, direction, replace(options, rerank="nll", mmr_lambda=0.7), constraints, banned)
         if key in self._decoded:
@@ -355,16 +345,15 @@ class GuidedGenerator:
         stats: dict[str, float] = {"rows": len(rows)}
         if not rows:
             notes.append("no keyword from the graph: unconstrained N-best beam search instead")
-            merged = self.unconstrained(prompt, options.k, options, banned)
-            stats.update(outputs=len(merged), missed=0, duplicates=0)
+            gathered, missed = self.unconstrained(prompt, options.k, options, banned), 0
         else:
             found = self.decode_rows(prompt, rows, options, progress, banned)
             gathered, missed = _gather(rows, found)
-            merged = _merge(gathered)
-            stats.update(outputs=len(gathered), missed=missed, duplicates=len(gathered) - len(merged))
-            if missed:
-                notes.append(f"{missed} outputs missed their keyword within max_new_tokens="
-                             f"{options.max_new_tokens} and were dropped")
+        merged = _merge(gathered)  # the pipeline's one deduplication
+        stats.update(outputs=len(gathered), missed=missed, duplicates=len(gathered) - len(merged))
+        if missed:
+            notes.append(f"{missed} outputs missed their keyword within max_new_tokens="
+                         f"{options.max_new_tokens} and were dropped")
         stats.update(keyword_seconds=round(keyword_seconds, 3),
                      decode_seconds=round(time.perf_counter() - started, 3))
         decoded = _Decoded(tuple(merged), tuple(r.keyword for r in rows), tuple(notes), stats)
@@ -401,7 +390,6 @@ def _merge(outputs: Sequence[GuidedOutput]) -> list[GuidedOutput]:
     """Duplicates merged: the most likely copy, carrying every keyword that produced the text."""
     from dataclasses import replace
 
-    from dpc_decode.rerank import normalise
 
     best: dict[str, GuidedOutput] = {}
     keywords: dict[str, list[str]] = {}

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from causal_mining.errors import BankFormatError
-from causal_mining.pair import CausalPair
+from causal_mining.pair import DIRECTIONS, CausalPair, Direction, check_direction, opposite
 from causal_mining.shards import read_bank
 from cause_effect_graph.lemmas import is_stop_word
 from guided_generation.errors import GuidedGenerationError
@@ -75,10 +75,8 @@ from guided_generation.errors import GuidedGenerationError
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
-__all__ = ["DIRECTIONS", "KnnRetriever", "Retrieved"]
+__all__ = ["KnnRetriever", "Retrieved"]
 
-DIRECTIONS: tuple[str, ...] = ("cause", "effect")
-_SEARCHED = {"cause": "effect", "effect": "cause"}  # direction -> the side that is searched
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token_pattern
 
 
@@ -198,7 +196,7 @@ class KnnRetriever:
     Raises
     ------
     GuidedGenerationError
-        (a :class:`~dpc_decode.errors.DpcError`) if the sides differ in length or are empty.
+        (a :class:`~dpc_errors.DpcError`) if the sides differ in length or are empty.
     """
 
     def __init__(self, causes: Sequence[str], effects: Sequence[str]) -> None:
@@ -284,7 +282,7 @@ class KnnRetriever:
     def fit(self, direction: str | None = None) -> KnnRetriever:
         """Build now the index ``direction`` uses (both when ``None``); return ``self``."""
         for name in DIRECTIONS if direction is None else (_check_direction(direction),):
-            self._index(_SEARCHED[name])
+            self._index(opposite(name))
         return self
 
     def _index(self, side: str) -> _SideIndex:
@@ -321,7 +319,7 @@ class KnnRetriever:
             If ``direction`` is not ``"cause"`` or ``"effect"``, ``k`` is not a positive
             integer, or ``sentence`` is not a string.
         """
-        searched = _SEARCHED[_check_direction(direction)]
+        searched = opposite(_check_direction(direction))
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise GuidedGenerationError(f"`k` (={k!r}) has to be a positive integer")
         if not isinstance(sentence, str):
@@ -358,12 +356,8 @@ class KnnRetriever:
         return results
 
 
-def _check_direction(direction: Any) -> str:
-    if direction not in DIRECTIONS:
-        raise GuidedGenerationError(
-            f"`direction` (={direction!r}) is not one of {', '.join(map(repr, DIRECTIONS))}"
-        )
-    return direction
+def _check_direction(direction: Any) -> Direction:
+    return check_direction(direction, GuidedGenerationError)
 
 
 def _read_all(paths: list[Path]) -> Iterator[CausalPair]:

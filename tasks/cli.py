@@ -1,44 +1,43 @@
-"""``dpc eval copa FILE --scorer NAME``: COPA accuracy of any registered scorer.
+"""``dpc eval``: the tasks' evaluations. ``dpc eval copa FILE --scorer NAME`` is the COPA accuracy
+of a scorer of :data:`tasks.copa.scorers.SCORERS` (the accuracy is the last line printed);
+``dpc eval generation FILE`` is the paper's Table 3 on COPA premises
+(:mod:`tasks.copa.generation`).
 
-Scorers register themselves (:func:`tasks.copa.register_scorer`) in the modules listed in
-:data:`SCORER_MODULES`, which are imported here. The accuracy is the last line printed.
+The ``eval`` group itself is made by the ``dpc`` command (:mod:`cli`); :func:`add_eval_commands`
+adds this package's commands to it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from dpc_decode.errors import DpcError
-from tasks.copa import available_scorers, decide_all, make_scorer, read_copa
+from dpc_errors import DpcError
+from guided_generation.errors import GuidedGenerationError
+from guided_generation.options import METHODS, GuidedOptions, method_names
+from tasks.copa.dataset import read_copa
+from tasks.copa.scorers import available_scorers, make_scorer
+from tasks.copa.scoring import decide_all
 
-__all__ = ["SCORER_MODULES", "add_eval_parser", "eval_copa_command", "load_scorer_modules"]
-
-#: Modules whose import registers COPA scorers (graph, pmi, generator, causal-bert, ...).
-SCORER_MODULES = ("cause_effect_graph.copa_scorers", "cause_effect_graph.cooccurrence",
-                  "train.copa_scorers", "train.causal_bert")
-
-
-def load_scorer_modules() -> None:
-    """Import every scorer module that exists in this checkout."""
-    for name in SCORER_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name not in (name, name.rsplit(".", 1)[0]):
-                raise
+__all__ = ["add_eval_commands", "add_eval_copa_parser", "add_eval_generation_parser",
+           "eval_copa_command", "eval_generation_command"]
 
 
-def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``dpc eval copa`` and ``dpc eval generation``."""
-    p = sub.add_parser("eval", help="evaluations (COPA accuracy)")
-    tasks = p.add_subparsers(dest="task", required=True)
-    c = tasks.add_parser("copa", help="COPA accuracy of a scorer on a COPA XML file")
+def add_eval_commands(evals: Any) -> None:
+    """Add ``copa`` and ``generation`` to the ``dpc eval`` group."""
+    add_eval_copa_parser(evals)
+    add_eval_generation_parser(evals)
+
+
+def add_eval_copa_parser(evals: Any) -> argparse.ArgumentParser:
+    """Register ``dpc eval copa``."""
+    c = evals.add_parser("copa", help="COPA accuracy of a scorer on a COPA XML file")
     c.add_argument("file", help="COPA XML file (e.g. ../shared/data/copa/copa-dev.xml)")
-    c.add_argument("--scorer", required=True, help="scorer name (see the error for the list)")
+    c.add_argument("--scorer", required=True,
+                   help=f"scorer name: {', '.join(available_scorers())}")
     c.add_argument("--graph", default=None, help="Cause Effect Graph path (graph scorers)")
     c.add_argument("--counts", default=None,
                    help="co-occurrence counts (window-pmi, graph-window; dpc graph cooccur)")
@@ -47,16 +46,12 @@ def add_eval_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--predictions", default=None, help="write per-item predictions (JSON lines)")
     c.set_defaults(func=eval_copa_command)
-    from guided_generation.cli import add_eval_generation_parser
-
-    add_eval_generation_parser(tasks)
-    return p
+    return c
 
 
 def eval_copa_command(args: argparse.Namespace) -> int:
     """Score every item; print counts, then the accuracy alone on the last line."""
     try:
-        load_scorer_modules()
         items = read_copa(args.file)
         options = {k: getattr(args, k) for k in ("graph", "counts", "model", "train", "seed")}
         scorer = make_scorer(args.scorer, **{k: v for k, v in options.items() if v is not None})
@@ -74,4 +69,75 @@ def eval_copa_command(args: argparse.Namespace) -> int:
     print(f"scorer {args.scorer} on {args.file}: {correct}/{len(items)} correct, {ties} ties "
           f"(first alternative taken) (scorers available: {', '.join(available_scorers())})")
     print(f"{correct / len(items):.4f}")
+    return 0
+
+
+def add_eval_generation_parser(evals: Any) -> argparse.ArgumentParser:
+    """Register ``dpc eval generation``."""
+    d = GuidedOptions()
+    p = evals.add_parser(
+        "generation",
+        help="Table 3 of the paper: guided generation and its baselines on COPA premises",
+        description="Every method generates causes/effects of the premises of a COPA file; the "
+        "table gives Div (BLEU-1 of the top 3 against the correct alternative, no brevity "
+        "penalty), distinct-1/2, keyword coverage and gold-lemma hits.",
+    )
+    p.add_argument("file", help="COPA XML file (e.g. ../shared/data/copa/copa-dev.xml)")
+    p.add_argument("--methods", default=",".join(METHODS),
+                   help=f"comma-separated, from {', '.join(METHODS)} (default: all)")
+    p.add_argument("--bank", default=None, help="CausalBank folder for knn (e.g. runs/gutenberg/causalbank)")
+    p.add_argument("--limit", type=int, default=None, help="the first N items only")
+    p.add_argument("--n", type=int, default=d.n)
+    p.add_argument("--m", type=int, default=d.m)
+    p.add_argument("--k", type=int, default=d.k)
+    p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
+    p.add_argument("--model", default=None)
+    p.add_argument("--graph", default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write outputs.jsonl (resumable) and scores.json here")
+    p.set_defaults(func=eval_generation_command)
+    return p
+
+
+def eval_generation_command(args: argparse.Namespace) -> int:
+    """``dpc eval generation``: run, print the Markdown table, optionally save it."""
+    try:
+        # Lazy: these import torch and transformers (2.5 s), which `dpc --help` must not pay.
+        from guided_generation.pipeline import GuidedGenerator
+        from guided_generation.retrieval import KnnRetriever
+        from tasks.copa.generation import (
+            evaluate_generation,
+            format_table,
+            model_prefers_correct,
+            scores_json,
+        )
+
+        methods = method_names([m.strip() for m in args.methods.split(",") if m.strip()])
+        if "knn" in methods and not args.bank:
+            raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")
+        options = GuidedOptions(n=args.n, m=args.m, k=args.k, max_new_tokens=args.max_new_tokens)
+        items = read_copa(args.file)
+        if args.limit is not None:
+            if args.limit < 1:
+                raise GuidedGenerationError(f"--limit (={args.limit}) must be at least 1")
+            items = items[: args.limit]
+        retriever = KnnRetriever.from_bank(args.bank) if "knn" in methods else None
+        generator = GuidedGenerator.load(args.model, args.graph)
+        scores = evaluate_generation(items, generator, methods, options, retriever=retriever,
+                                     out=args.out, seed=args.seed)
+        prefers = model_prefers_correct(generator, items)
+    except DpcError as err:
+        print(f"dpc eval: error: {err}", file=sys.stderr)
+        return 2
+    table = format_table(scores, prefers)
+    print(table)
+    if args.out:
+        Path(args.out, "scores.json").write_text(json.dumps(
+            {"file": args.file, "items": len(items), "options": {
+                "n": options.n, "m": options.m, "k": options.k, "num_beams": options.num_beams,
+                "max_new_tokens": options.max_new_tokens},
+             "methods": scores_json(scores), "model_prefers_correct": prefers}, indent=2) + "\n",
+            encoding="utf-8")
+        Path(args.out, "table.md").write_text(table + "\n", encoding="utf-8")
     return 0

@@ -1,4 +1,4 @@
-"""CausalBERT: a causal-strength scorer s(c, e) continued-trained on CausalBank, ranked on COPA.
+"""CausalBERT: a causal-strength scorer s(c, e) continued-trained on CausalBank.
 
 The model is a BERT encoder (all-MiniLM-L6-v2 by default) reading the pair input
 ``[CLS] cause [SEP] effect [SEP]``, mean-pooled over its tokens, and a linear head giving one
@@ -16,11 +16,8 @@ exactly as written: the squared L2 norm of every trainable parameter (encoder an
 weight decay). The paper sums the hinge over pairs; we average it over the batch, so at batch
 size ``B`` our ``lambda`` weighs ``B`` times more against the hinge than a per-pair sum would.
 
-**COPA** (margin ranking after Li, Chen & Van Durme 2019, "Learning to rank for plausible
-plausibility"): each (premise, alternative) is scored in causal order (:func:`causal_order`),
-the whole model is fine-tuned on ``max(0, m - s(correct) + s(wrong))`` for a few epochs, and the
-alternative with the higher score is the answer. ``--scorer causal-bert`` trains on the COPA file
-given as ``--train`` and answers the file being evaluated::
+Ranking COPA with it (margin ranking, ``--scorer causal-bert``) is a task:
+:mod:`tasks.copa.causal_bert`. ::
 
     dpc train causal-bert --bank runs/train/bank --pairs 10000 --out runs/causal_bert/p10k
     dpc eval copa TEST.xml --scorer causal-bert --train TRAIN.xml --model runs/causal_bert/p10k
@@ -29,8 +26,6 @@ Without ``--model`` the plain all-MiniLM-L6-v2 is used ("without continued train
 
 >>> margin_loss(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), margin=0.3).tolist()
 [0.0, 0.30000001192092896]
->>> causal_order("The man fell.", "cause", "He tripped.")
-('he tripped', 'the man fell')
 """
 
 from __future__ import annotations
@@ -49,26 +44,21 @@ from typing import Any
 import torch
 from torch import nn
 
-from tasks.copa import CopaItem, read_copa, register_scorer
-from train.copa_scorers import as_clause
+from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
+from train.models import minilm_tokenizer_path
 
 __all__ = [
     "CausalBert",
     "CausalBertOptions",
     "CausalBertResult",
-    "CausalBertScorer",
-    "CopaRankingOptions",
-    "causal_order",
     "continue_training",
     "corrupt",
     "load_bank_pairs",
     "load_causal_bert",
-    "make_causal_bert_scorer",
     "margin_loss",
     "ranking_accuracy",
     "score_pairs",
-    "train_copa_ranking",
     "train_margin",
 ]
 
@@ -119,21 +109,6 @@ def corrupt(pairs: Sequence[Pair], index: int, rng: random.Random) -> Pair:
         f"cause or effect among {n} pairs")
 
 
-def causal_order(premise: str, asks_for: str, alternative: str) -> Pair:
-    """The (cause, effect) clauses of a COPA candidate: the alternative is the cause when the
-    question asks for the cause, else the premise is.
-
-    >>> causal_order("The man fell.", "effect", "He got hurt.")
-    ('the man fell', 'he got hurt')
-    """
-    p, a = as_clause(premise), as_clause(alternative)
-    if asks_for == "cause":
-        return a, p
-    if asks_for == "effect":
-        return p, a
-    raise TrainDataError(f"asks_for (={asks_for!r}) must be 'cause' or 'effect'")
-
-
 # ----------------------------------------------------------------------------- the model
 
 
@@ -165,8 +140,6 @@ def score_pairs(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
 
 
 def _minilm_path() -> Path:
-    from train.models import minilm_tokenizer_path
-
     return minilm_tokenizer_path()
 
 
@@ -247,8 +220,6 @@ def load_bank_pairs(bank: str | os.PathLike[str], split: str = "train", limit: i
                     seed: int = 0) -> list[Pair]:
     """Distinct (cause, effect) pairs of one split of a bank, shuffled with ``seed``, the first
     ``limit`` of them (all when ``None``)."""
-    from train.data import read_pairs_checked, split_of
-
     seen: set[Pair] = set()
     pairs: list[Pair] = []
     for p in read_pairs_checked(os.fspath(bank)):
@@ -422,117 +393,3 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     tmp.replace(out / RUN_FILE)  # written last: its presence marks a finished run
     checkpoint.unlink(missing_ok=True)
     return result
-
-
-# ----------------------------------------------------------------------------- COPA
-
-
-@dataclass(frozen=True)
-class CopaRankingOptions:
-    """COPA margin-ranking fine-tuning (the whole model)."""
-
-    epochs: int = 3
-    batch_size: int = 16  # COPA items per step (2 scored pairs each)
-    lr: float = 3e-5
-    margin: float = 0.3
-    max_tokens: int = 48
-    seed: int = 0
-    progress: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "max_tokens"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
-        if self.lr <= 0 or self.margin <= 0:
-            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive")
-
-
-def _copa_pairs(item: CopaItem) -> tuple[Pair, Pair]:
-    """(correct, wrong) candidates of an item, each in causal order."""
-    right = item.alternatives[item.answer - 1]
-    wrong = item.alternatives[2 - item.answer]
-    return (causal_order(item.premise, item.asks_for, right),
-            causal_order(item.premise, item.asks_for, wrong))
-
-
-def train_copa_ranking(model: CausalBert, tokenizer: Any, items: Sequence[CopaItem],
-                       options: CopaRankingOptions) -> list[float]:
-    """Fine-tune in place on ``max(0, m - s(correct) + s(wrong))``; returns the step losses."""
-    if not items:
-        raise TrainDataError("no COPA items to train on")
-    rng = random.Random(options.seed)
-    torch.manual_seed(options.seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=options.lr, weight_decay=0.0)
-    steps = math.ceil(len(items) / options.batch_size) * options.epochs
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / max(1, steps // 10), (steps - s) / steps))
-    candidates = [_copa_pairs(it) for it in items]
-    bar = None
-    if options.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=steps, unit="step", file=sys.stderr, desc="copa")
-    losses: list[float] = []
-    model.train()
-    for _ in range(options.epochs):
-        order = list(range(len(items)))
-        rng.shuffle(order)
-        for start in range(0, len(order), options.batch_size):
-            batch = [candidates[i] for i in order[start:start + options.batch_size]]
-            scores = score_pairs(model, tokenizer, [r for r, _ in batch] + [w for _, w in batch],
-                                 options.max_tokens)
-            pos, neg = scores[:len(batch)], scores[len(batch):]  # (b,), (b,)
-            loss = margin_loss(pos, neg, options.margin).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            losses.append(float(loss.detach()))
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    model.eval()
-    return losses
-
-
-class CausalBertScorer:
-    """COPA scorer: ``s(cause, effect)`` of the candidate in causal order (cached)."""
-
-    def __init__(self, model: CausalBert, tokenizer: Any, max_tokens: int = 48) -> None:
-        self.model = model.eval()
-        self.tokenizer = tokenizer
-        self.max_tokens = max_tokens
-        self._cache: dict[Pair, float] = {}
-
-    def score_many(self, pairs: Sequence[Pair]) -> list[float]:
-        """Scores of (cause, effect) pairs, batched; fills the cache."""
-        todo = [p for p in dict.fromkeys(pairs) if p not in self._cache]
-        with torch.no_grad():
-            for i in range(0, len(todo), 64):
-                chunk = todo[i:i + 64]
-                for p, s in zip(chunk, score_pairs(self.model, self.tokenizer, chunk,
-                                                   self.max_tokens).tolist()):
-                    self._cache[p] = s
-        return [self._cache[p] for p in pairs]
-
-    def score(self, premise: str, asks_for: str, alternative: str) -> float:
-        return self.score_many([causal_order(premise, asks_for, alternative)])[0]
-
-
-def make_causal_bert_scorer(train: str | None = None, model: str | None = None, seed: int = 0,
-                            ranking: CopaRankingOptions | None = None,
-                            **_: Any) -> CausalBertScorer:
-    """Factory for ``--scorer causal-bert``: COPA-train on ``train``, starting from ``model``
-    (a ``dpc train causal-bert`` folder; plain all-MiniLM-L6-v2 when ``None``)."""
-    if train is None:
-        raise TrainError("the causal-bert scorer is trained on COPA: give the training file "
-                         "with --train TRAIN.xml (train=None)")
-    items = read_copa(train)
-    loaded, tokenizer = load_causal_bert(model, seed)
-    opts = ranking or CopaRankingOptions(seed=seed)
-    train_copa_ranking(loaded, tokenizer, items, opts)
-    return CausalBertScorer(loaded, tokenizer, opts.max_tokens)
-
-
-register_scorer("causal-bert", make_causal_bert_scorer)

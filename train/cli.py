@@ -21,7 +21,7 @@ import sys
 from dataclasses import asdict, fields
 from typing import Any
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 
 __all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "export_command",
            "generator_command", "main", "tokenizer_command", "trim_vocab_command"]

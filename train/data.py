@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from causal_mining.pair import CausalPair
+from causal_mining.errors import MiningError
+from causal_mining.pair import CausalPair, Direction, check_direction
+from causal_mining.shards import read_bank
 from train.errors import TrainDataError
 
 __all__ = [
-    "DIRECTIONS",
     "VARIANTS",
     "Example",
     "bucket_batches",
@@ -45,8 +46,6 @@ __all__ = [
     "split_of",
 ]
 
-Direction = Literal["cause", "effect"]
-DIRECTIONS: tuple[Direction, ...] = ("cause", "effect")
 #: ``both``: one model, every pair in both directions. ``paper-cause``: the paper's cause model
 #: (EPC pairs, effect → cause). ``paper-effect``: the paper's effect model (CPE pairs, cause → effect).
 VARIANTS = ("both", "paper-cause", "paper-effect")
@@ -64,8 +63,7 @@ class Example:
 
 def format_input(text: str, direction: str) -> str:
     """The model input asking for the ``direction`` ("cause" or "effect") of ``text``."""
-    if direction not in DIRECTIONS:
-        raise TrainDataError(f"direction {direction!r} is not 'cause' or 'effect'")
+    check_direction(direction, TrainDataError)
     return f"{direction}: {' '.join(text.split())}"
 
 
@@ -105,9 +103,6 @@ def read_pairs_checked(bank: str | Path) -> Iterator[CausalPair]:
     ...
     train.errors.TrainDataError: CausalBank path '/no/such/bank' does not exist
     """
-    from causal_mining.errors import MiningError
-    from causal_mining.shards import read_bank
-
     path = Path(bank)
     if not path.exists():
         raise TrainDataError(f"CausalBank path {os.fspath(bank)!r} does not exist")

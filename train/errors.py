@@ -1,4 +1,4 @@
-"""Exception types raised by :mod:`train` for bad input (all :class:`~dpc_decode.errors.DpcError`).
+"""Exception types raised by :mod:`train` for bad input (all :class:`~dpc_errors.DpcError`).
 
 >>> raise TrainDataError("shard 'x.tsv' holds no pair")
 Traceback (most recent call last):
@@ -8,7 +8,7 @@ train.errors.TrainDataError: shard 'x.tsv' holds no pair
 
 from __future__ import annotations
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 
 __all__ = ["ModelFolderError", "TrainDataError", "TrainError"]
 

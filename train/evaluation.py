@@ -15,6 +15,7 @@ from pathlib import Path
 from train.data import load_examples
 from train.errors import TrainDataError
 from train.metrics import DevMetrics, collate, evaluate
+from train.models import load_generator
 from train.trainer import encode_examples
 
 __all__ = ["evaluate_generator"]
@@ -33,10 +34,8 @@ def evaluate_generator(
     >>> evaluate_generator("/no/such/model", "/no/such/bank")
     Traceback (most recent call last):
     ...
-    dpc_decode.errors.DpcError: model path '/no/such/model' is not a folder
+    dpc_errors.DpcError: model path '/no/such/model' is not a folder
     """
-    from train.models import load_generator
-
     loaded = load_generator(model_dir)
     examples = load_examples(bank, variant, max_words=max_words)[split]  # type: ignore[index]
     if not examples:

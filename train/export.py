@@ -33,6 +33,9 @@ from pathlib import Path
 import torch
 
 from train.errors import TrainError
+from train.generator import count_parameters
+from train.models import load_generator
+from train.shared_weights import save_weights
 
 __all__ = ["DTYPES", "ExportResult", "export_generator"]
 
@@ -63,10 +66,6 @@ def export_generator(model: str | Path, out: str | Path, dtype: str = "float16")
     ModelFolderError
         ``model`` is not a generator folder.
     """
-    from train.generator import count_parameters
-    from train.models import load_generator
-    from train.shared_weights import save_weights
-
     if dtype not in DTYPES:
         raise TrainError(f"dtype {dtype!r} is not one of {', '.join(DTYPES)}")
     source, target = Path(model), Path(out)

@@ -17,6 +17,8 @@ from typing import Any
 import torch
 
 from train.errors import TrainError
+from train.models import minilm_tokenizer_path
+from train.shared_weights import share_encoder_decoder
 
 __all__ = ["MINILM", "GeneratorConfig", "build_generator", "build_warm_started",
            "count_parameters", "resolve_warm_start", "t5_config"]
@@ -89,8 +91,6 @@ def build_generator(config: GeneratorConfig, seed: int = 0) -> Any:
 def resolve_warm_start(name: str) -> str:
     """The model folder of a ``--warm-start`` value (:data:`MINILM` or a path)."""
     if name == MINILM:
-        from train.models import minilm_tokenizer_path
-
         return str(minilm_tokenizer_path())
     return name
 
@@ -137,8 +137,6 @@ def build_warm_started(folder: str, seed: int = 0, share: bool = False) -> Any:
         config.eos_token_id = tokenizer.sep_token_id
     model.config.vocab_size = model.config.decoder.vocab_size
     if share:
-        from train.shared_weights import share_encoder_decoder
-
         share_encoder_decoder(model)
     return model
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from train.tokenizer import target_ids
+
 __all__ = ["DevMetrics", "collate", "evaluate", "sequence_log_probs"]
 
 
@@ -126,8 +128,6 @@ def sequence_log_probs(
     >>> lp[0] < 0 and lp[1] < lp[0]
     True
     """
-    from train.tokenizer import target_ids
-
     model.eval()
     out: list[float] = []
     for start in range(0, len(sources), batch_size):

@@ -25,8 +25,10 @@ from transformers import (
     T5ForConditionalGeneration,
 )
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
+from train.data import format_input
 from train.errors import ModelFolderError
+from train.shared_weights import load_weights
 from train.tokenizer import load_tokenizer
 
 __all__ = [
@@ -43,17 +45,6 @@ __all__ = [
 
 #: The bundled trained generator (a Hugging Face folder).
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
-
-
-def format_input(text: str, direction: str) -> str:
-    """The generator input asking for the ``direction`` ("cause" or "effect") of ``text``.
-
-    >>> format_input("The  man fell.", "cause")
-    'cause: The man fell.'
-    """
-    from train.data import format_input as _format
-
-    return _format(text, direction)
 
 
 @dataclass(frozen=True)
@@ -142,7 +133,7 @@ def load_model(path: str | Path) -> LoadedModel:
     float32, and a generator whose decoder shares the encoder's weights
     (:mod:`train.shared_weights`) gets them tied again.
 
-    Raises :class:`~dpc_decode.errors.DpcError` naming the path when it is missing or not a model.
+    Raises :class:`~dpc_errors.DpcError` naming the path when it is missing or not a model.
     """
     return _load(path, _read_config(path))
 
@@ -154,8 +145,6 @@ def _load(path: str | Path, config: Any) -> LoadedModel:
     folder = Path(path)
     try:
         if config.is_encoder_decoder:
-            from train.shared_weights import load_weights
-
             model = load_weights(folder, config)
         else:
             model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
@@ -179,7 +168,7 @@ def generator_config(path: str | Path) -> Any:
     >>> generator_config("/no/such/model")
     Traceback (most recent call last):
     ...
-    dpc_decode.errors.DpcError: model path '/no/such/model' is not a folder
+    dpc_errors.DpcError: model path '/no/such/model' is not a folder
     """
     config = _read_config(path)
     if not getattr(config, "is_encoder_decoder", False):
@@ -197,6 +186,6 @@ def load_generator(path: str | Path) -> LoadedModel:
     >>> load_generator("/no/such/model")
     Traceback (most recent call last):
     ...
-    dpc_decode.errors.DpcError: model path '/no/such/model' is not a folder
+    dpc_errors.DpcError: model path '/no/such/model' is not a folder
     """
     return _load(path, generator_config(path))

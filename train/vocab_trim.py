@@ -34,12 +34,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
 from train.errors import TrainDataError, TrainError
+from train.generator import count_parameters, resolve_warm_start
+from train.tokenizer import load_tokenizer
 
 __all__ = ["TrimResult", "trim_vocabulary"]
 
@@ -102,8 +103,6 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     """
     from transformers import AutoModel, BertTokenizer
 
-    from train.generator import count_parameters, resolve_warm_start
-    from train.tokenizer import load_tokenizer
 
     if min_count < 1:
         raise TrainError(f"min_count (={min_count}) must be at least 1")

@@ -68,7 +68,7 @@ def main() -> int:
     result["example_babies_cry_cause_strength"] = candidates(
         G, "babies cry", "cause", 15, rank="strength").keywords
     if Path(args.copa).is_file():
-        from cause_effect_graph.copa_scorers import CausalStrengthScorer, PmiScorer
+        from tasks.copa.graph import CausalStrengthScorer, PmiScorer
         from tasks.copa import accuracy, read_copa
 
         items = read_copa(args.copa)

@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/train/copa_generator.py [--model PATH] [--copa FILE]
 
-The four log-probabilities of :class:`train.copa_scorers.Evidence` are computed once (batched) and
+The four log-probabilities of :class:`tasks.copa.generator.Evidence` are computed once (batched) and
 shared: forward = log P(alt | asks_for: premise); pmi = forward - log P(alt | asks_for: );
 both = pmi + [log P(premise | other: alt) - log P(premise | other: )].
 ``dpc eval copa FILE --scorer generator|generator-pmi|generator-forward`` gives the same numbers.
@@ -14,7 +14,7 @@ import argparse
 import time
 
 from tasks.copa import read_copa
-from train.copa_scorers import GeneratorScorer
+from tasks.copa.generator import GeneratorScorer
 from train.models import default_model, load_generator
 
 

@@ -18,7 +18,7 @@ import time
 
 from dpc_decode import generate
 from tasks.copa import read_copa
-from train.copa_scorers import as_clause
+from tasks.copa.dataset import as_clause
 from train.data import format_input
 from train.models import default_model, load_generator
 

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from tasks.copa import read_copa
-from train.copa_scorers import as_clause
+from tasks.copa.dataset import as_clause
 
 CUE = re.compile(r"\b(because|so|since|therefore|as a result|due to)\b")
 

@@ -1,7 +1,7 @@
 """Table 3 of the paper, automatic columns: every method on the premises of a COPA file.
 
 For each COPA item the premise is the input, its ``asks-for`` the direction and the correct
-alternative the gold (both as CausalBank-style clauses: :func:`train.copa_scorers.as_clause`).
+alternative the gold (both as CausalBank-style clauses: :func:`tasks.copa.dataset.as_clause`).
 Each method (:mod:`guided_generation.baselines`) returns its top K; the table reports, per method:
 
 ``Div``
@@ -35,14 +35,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tqdm.auto import tqdm
+
+from cause_effect_graph.lemmas import default_lemmatizer
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
 from guided_generation.options import GuidedOptions
+from tasks.copa.dataset import CopaItem, as_clause
+from train.data import format_input
+from train.metrics import sequence_log_probs
 
 if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedGenerator
     from guided_generation.retrieval import KnnRetriever
-    from tasks.copa import CopaItem
 
 __all__ = ["MethodScores", "evaluate_generation", "format_table", "model_prefers_correct"]
 
@@ -63,8 +68,6 @@ class MethodScores:
 
 
 def _gold(item: CopaItem) -> str:
-    from train.copa_scorers import as_clause
-
     return as_clause(item.alternatives[item.answer - 1])
 
 
@@ -97,7 +100,7 @@ def evaluate_generation(
     Parameters
     ----------
     items
-        COPA items (:func:`tasks.copa.read_copa`).
+        COPA items (:func:`tasks.copa.dataset.read_copa`).
     generator
         The generator and graph.
     methods
@@ -109,11 +112,6 @@ def evaluate_generation(
     out
         A folder: outputs are appended to ``out/outputs.jsonl`` and reused by a re-run.
     """
-    from tqdm.auto import tqdm
-
-    from cause_effect_graph.lemmas import default_lemmatizer
-    from train.copa_scorers import as_clause
-
     options = options or GuidedOptions()
     lemmatize = lemmatize or generator.lemmatizer or default_lemmatizer()
     log_path = Path(out) / "outputs.jsonl" if out is not None else None
@@ -183,10 +181,6 @@ def model_prefers_correct(generator: GuidedGenerator, items: Sequence[CopaItem])
     ``log P(alternative | "{asks-for}: {premise}")`` under the generator, both alternatives as
     clauses; ties count as wrong.
     """
-    from train.copa_scorers import as_clause
-    from train.metrics import sequence_log_probs
-    from train.models import format_input
-
     sources, targets = [], []
     for item in items:
         for alt in item.alternatives:

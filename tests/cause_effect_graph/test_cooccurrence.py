@@ -11,15 +11,14 @@ import networkx as nx
 import pytest
 
 from cause_effect_graph.cooccurrence import (
-    GraphWindowScorer,
     WindowCounts,
-    WindowPmiScorer,
-    content_lemmas,
     count_windows,
     load_counts,
     save_counts,
     window_pmi,
 )
+from cause_effect_graph.lemmas import dictionary_lemmas as content_lemmas
+from tasks.copa.window import GraphWindowScorer, WindowPmiScorer
 from cause_effect_graph.errors import GraphError
 from cli import main as dpc_main
 from tasks.copa import CopaItem, accuracy

@@ -9,7 +9,7 @@ import pytest
 
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.errors import GuidedGenerationError
-from guided_generation.evaluation import evaluate_generation, format_table, model_prefers_correct
+from tasks.copa.generation import evaluate_generation, format_table, model_prefers_correct
 from guided_generation.options import GuidedOptions
 from guided_generation.retrieval import KnnRetriever
 from tasks.copa import CopaItem

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 from guided_generation.metrics import (
     constraint_coverage,
     distinct_n,

@@ -12,7 +12,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from causal_mining.pair import CausalPair
 from causal_mining.shards import ShardWriter, write_pairs
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 from guided_generation.retrieval import KnnRetriever, Retrieved, _SideIndex
 
 PAIRS = [

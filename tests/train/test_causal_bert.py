@@ -16,20 +16,22 @@ from transformers import AutoTokenizer, BertConfig, BertModel
 
 from cli import main as dpc_main
 from tasks.copa import CopaItem, accuracy, make_scorer
-from train.causal_bert import (
-    CausalBert,
-    CausalBertOptions,
+from tasks.copa.causal_bert import (
     CausalBertScorer,
     CopaRankingOptions,
     causal_order,
+    make_causal_bert_scorer,
+    train_copa_ranking,
+)
+from train.causal_bert import (
+    CausalBert,
+    CausalBertOptions,
     continue_training,
     corrupt,
     load_bank_pairs,
     load_causal_bert,
-    make_causal_bert_scorer,
     margin_loss,
     score_pairs,
-    train_copa_ranking,
     train_margin,
 )
 from train.errors import ModelFolderError, TrainDataError, TrainError

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 from train.errors import TrainError
 from train.export import export_generator
 from train.models import load_generator

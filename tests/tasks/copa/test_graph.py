@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cause_effect_graph.copa_scorers import CausalStrengthScorer, PmiScorer
+from tasks.copa.graph import CausalStrengthScorer, PmiScorer
 from tasks.copa import CopaItem, accuracy, make_scorer, read_copa
 
 from .conftest import COPA_DEV, bundled_or_skip

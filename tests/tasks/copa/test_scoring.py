@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
 from tasks.copa import CopaItem, LengthScorer, accuracy, decide, make_scorer, read_copa
 
 COPA_DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "copa" / "copa-dev.xml"
