@@ -74,32 +74,35 @@ def _check(alpha: float, lam: float) -> None:
         raise GraphError(f"`lam` (={lam}) has to be in [0, 1]")
 
 
+def _necessity(f_ij: int, f_i: int, f_j: int, n: int, alpha: float) -> float:
+    return f_ij * n**alpha / (f_i**alpha * f_j)
+
+
+def _sufficiency(f_ij: int, f_i: int, f_j: int, n: int, alpha: float) -> float:
+    return f_ij * n**alpha / (f_i * f_j**alpha)
+
+
 def necessity(G: nx.DiGraph, cause: str, effect: str, alpha: float = ALPHA) -> float:
     """CS_nec(cause, effect) = f(i,j) N^α / (f(i_c)^α f(j_e)); 0 if there is no edge."""
     c = _counts(G, cause, effect)
-    if c is None:
-        return 0.0
-    f_ij, f_i, f_j, n = c
-    return f_ij * n**alpha / (f_i**alpha * f_j)
+    return 0.0 if c is None else _necessity(*c, alpha)
 
 
 def sufficiency(G: nx.DiGraph, cause: str, effect: str, alpha: float = ALPHA) -> float:
     """CS_suf(cause, effect) = f(i,j) N^α / (f(i_c) f(j_e)^α); 0 if there is no edge."""
     c = _counts(G, cause, effect)
-    if c is None:
-        return 0.0
-    f_ij, f_i, f_j, n = c
-    return f_ij * n**alpha / (f_i * f_j**alpha)
+    return 0.0 if c is None else _sufficiency(*c, alpha)
 
 
 def causal_strength(G: nx.DiGraph, cause: str, effect: str, alpha: float = ALPHA,
                     lam: float = LAMBDA) -> float:
-    """CS(cause, effect) = CS_nec^λ · CS_suf^(1−λ) between two lemmas."""
+    """CS(cause, effect) = CS_nec^λ · CS_suf^(1−λ) between two lemmas (the edge's counts read
+    once for both)."""
     _check(alpha, lam)
-    nec = necessity(G, cause, effect, alpha)
-    if nec == 0.0:
+    c = _counts(G, cause, effect)
+    if c is None:
         return 0.0
-    return float(nec**lam * sufficiency(G, cause, effect, alpha) ** (1 - lam))
+    return float(_necessity(*c, alpha) ** lam * _sufficiency(*c, alpha) ** (1 - lam))
 
 
 def pmi(G: nx.DiGraph, cause: str, effect: str) -> float | None:
