@@ -24,6 +24,10 @@ Ranking COPA with it (margin ranking, ``--scorer causal-bert``) is a task:
 
 Without ``--model`` the plain all-MiniLM-L6-v2 is used ("without continued training").
 
+An interrupted run resumes from ``OUT/checkpoint.safetensors`` (:mod:`train.checkpoint`: the
+weights, the optimiser and the rest of the state as safetensors with a JSON tree; nothing is
+unpickled). A ``checkpoint.pt`` of an older dpc (a pickle) is refused, not loaded.
+
 >>> margin_loss(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), margin=0.3).tolist()
 [0.0, 0.30000001192092896]
 """
@@ -44,6 +48,14 @@ from typing import Any
 import torch
 from torch import nn
 
+from train.checkpoint import (
+    CheckpointError,
+    capture_rng,
+    legacy_checkpoint_error,
+    load_state,
+    restore_rng,
+    save_state,
+)
 from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
 from train.models import minilm_tokenizer_path
@@ -64,7 +76,9 @@ __all__ = [
 
 HEAD_FILE = "head.pt"
 RUN_FILE = "causal_bert.json"
-CHECKPOINT_FILE = "checkpoint.pt"
+CHECKPOINT_FILE = "checkpoint.safetensors"
+#: The pickle checkpoint an older dpc wrote instead; refused where found.
+LEGACY_CHECKPOINT_FILE = "checkpoint.pt"
 #: Options that may differ between an interrupted run and its resumption.
 RESUMABLE_CHANGES = frozenset({"out", "progress", "checkpoint_every"})
 
@@ -146,7 +160,10 @@ def _minilm_path() -> Path:
 def load_causal_bert(path: str | os.PathLike[str] | None = None,
                      seed: int = 0) -> tuple[CausalBert, Any]:
     """A CausalBERT and its tokenizer from a ``dpc train causal-bert`` folder, or (``path=None``)
-    the plain all-MiniLM-L6-v2 with a fresh head drawn with ``seed``."""
+    the plain all-MiniLM-L6-v2 with a fresh head drawn with ``seed``.
+
+    The encoder is read from ``model.safetensors`` only (a ``pytorch_model.bin`` is never
+    unpickled) and the head as plain tensors; anything else is a :class:`ModelFolderError`."""
     from transformers import AutoModel, AutoTokenizer
 
     if path is None:
@@ -155,17 +172,44 @@ def load_causal_bert(path: str | os.PathLike[str] | None = None,
         folder = Path(path)
         if not folder.is_dir():
             raise ModelFolderError(f"CausalBERT model folder {os.fspath(path)!r} does not exist")
-        if not (folder / HEAD_FILE).is_file() or not (folder / "config.json").is_file():
+        needed = (HEAD_FILE, "config.json", "model.safetensors")
+        if not all((folder / name).is_file() for name in needed):
             raise ModelFolderError(
-                f"{os.fspath(path)!r} is not a CausalBERT folder (needs config.json and "
-                f"{HEAD_FILE}; make one with dpc train causal-bert)")
+                f"{os.fspath(path)!r} is not a CausalBERT folder (needs {', '.join(needed)}; "
+                "make one with dpc train causal-bert)")
+    head = _load_head(folder / HEAD_FILE) if path is not None else None  # checked first: cheap
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    encoder = AutoModel.from_pretrained(folder, local_files_only=True)
+    encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
     torch.manual_seed(seed)
     model = CausalBert(encoder)
-    if path is not None:
-        model.head.load_state_dict(torch.load(folder / HEAD_FILE, weights_only=True))
+    if head is not None:
+        try:
+            model.head.load_state_dict(head)
+        except RuntimeError as err:
+            raise ModelFolderError(f"CausalBERT head {os.fspath(folder / HEAD_FILE)!r} does not "
+                                   f"fit the encoder ({str(err).splitlines()[0]})") from None
     return model, tokenizer
+
+
+def _load_head(path: Path) -> dict[str, torch.Tensor]:
+    """The head's state dict from ``path``, read with ``weights_only=True`` (tensors only: a
+    pickle that would build anything else is refused); :class:`ModelFolderError` naming it."""
+    import pickle
+
+    try:
+        state = torch.load(path, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError:
+        raise ModelFolderError(f"CausalBERT head {os.fspath(path)!r} does not load as plain "
+                               "tensors (dpc unpickles nothing else)"
+                               ) from None
+    except (RuntimeError, OSError, EOFError, ValueError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ModelFolderError(f"CausalBERT head {os.fspath(path)!r} does not load as plain "
+                               f"tensors ({reason})") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ModelFolderError(f"CausalBERT head {os.fspath(path)!r} is not a state dict of "
+                               "tensors")
+    return state
 
 
 # ----------------------------------------------------------------------------- CausalBank
@@ -186,7 +230,7 @@ class CausalBertOptions:
     l2: float = 1e-5  # lambda of lambda/2 * ||Theta||^2
     seed: int = 0
     dev_pairs: int = 500  # CausalBank dev pairs for the before/after ranking accuracy
-    checkpoint_every: int = 50  # steps between checkpoints (OUT/checkpoint.pt)
+    checkpoint_every: int = 50  # steps between checkpoints (OUT/checkpoint.safetensors)
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -273,14 +317,22 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
                                  lr=options.lr)
     epoch, start, order, losses, seconds = 0, 0, None, [], 0.0
     run_start = time.perf_counter()
-    if checkpoint is not None and checkpoint.is_file():
-        state = torch.load(checkpoint, weights_only=False)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        rng.setstate(state["python_rng"])
-        torch.set_rng_state(state["torch_rng"])
-        epoch, start, order, losses = state["epoch"], state["start"], state["order"], state["losses"]
-        seconds = state["seconds"]
+    if checkpoint is not None and os.path.lexists(checkpoint):
+        state = load_state(checkpoint)
+        try:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            rng.setstate(state["python_rng"])
+            restore_rng(state["rng"])
+            epoch, start, seconds = state["epoch"], state["start"], state["seconds"]
+            if not all(isinstance(v, int) for v in (epoch, start)) or \
+                    not isinstance(seconds, (int, float)):
+                raise TypeError("epoch, start or seconds is not a number")
+            order, losses = state["order"].tolist(), state["losses"].tolist()
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as err:
+            raise CheckpointError(f"checkpoint {os.fspath(checkpoint)!r} does not fit this run "
+                                  f"({type(err).__name__}: {str(err).splitlines()[0]}); delete "
+                                  "it to train from the start") from None
     steps_per_epoch = math.ceil(len(pairs) / options.batch_size)
     bar = None
     if options.progress:
@@ -310,8 +362,11 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
             if checkpoint is not None and len(losses) % options.checkpoint_every == 0:
                 _save_state(checkpoint, {
                     "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "python_rng": rng.getstate(), "torch_rng": torch.get_rng_state(),
-                    "epoch": epoch, "start": start, "order": order, "losses": losses,
+                    "python_rng": rng.getstate(), "rng": capture_rng(),
+                    "epoch": epoch, "start": start,
+                    # tensors, not JSON: one entry per pair and per step of a long run
+                    "order": torch.tensor(order, dtype=torch.int64),
+                    "losses": torch.tensor(losses, dtype=torch.float64),
                     "seconds": seconds + time.perf_counter() - run_start, "extra": extra or {}})
             if bar is not None:
                 bar.update(1)
@@ -323,11 +378,17 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
 
 
 def _save_state(path: Path, state: dict[str, Any]) -> None:
-    """``torch.save`` to a temporary file, then rename it over ``path`` (never a torn file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(path)
+    """Write the checkpoint (:func:`train.checkpoint.save_state`: a temporary file renamed over
+    ``path``, never a torn file)."""
+    save_state(path, state)
+
+
+def _refuse_legacy_checkpoint(out: Path) -> None:
+    """Raise :class:`CheckpointError` if ``out`` holds an older dpc's pickle checkpoint."""
+    legacy = out / LEGACY_CHECKPOINT_FILE
+    if os.path.lexists(legacy):
+        raise legacy_checkpoint_error(legacy, "delete it to train from the start, or use "
+                                      "another --out")
 
 
 def continue_training(options: CausalBertOptions, model: CausalBert | None = None,
@@ -336,8 +397,10 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
 
     A finished ``out`` folder (holding ``causal_bert.json``) with the same options is reused,
     not retrained; one with other options is an error. An interrupted run resumes from
-    ``OUT/checkpoint.pt`` (written every ``checkpoint_every`` steps) when run again with the same
-    options; ``model`` then only supplies the architecture, its weights come from the checkpoint.
+    ``OUT/checkpoint.safetensors`` (written every ``checkpoint_every`` steps) when run again with
+    the same options; ``model`` then only supplies the architecture, its weights come from the
+    checkpoint. A checkpoint that does not load without unpickling (``OUT/checkpoint.pt`` of an
+    older dpc included) is a :class:`~train.checkpoint.CheckpointError` naming the file.
     """
     out = Path(options.out)
     wanted = {k: v for k, v in asdict(options).items() if k not in RESUMABLE_CHANGES}
@@ -351,9 +414,13 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     checkpoint = out / CHECKPOINT_FILE
     resumed: dict[str, Any] | None = None
     seconds_before = 0.0
-    if checkpoint.is_file():
-        state = torch.load(checkpoint, weights_only=False)
-        resumed, seconds_before = state["extra"], state["seconds"]
+    _refuse_legacy_checkpoint(out)
+    if os.path.lexists(checkpoint):
+        state = load_state(checkpoint)
+        resumed, seconds_before = state.get("extra"), state.get("seconds")
+        if not isinstance(resumed, dict) or not isinstance(seconds_before, (int, float)):
+            raise CheckpointError(f"checkpoint {os.fspath(checkpoint)!r} lacks the run's options "
+                                  "or time; delete it to train from the start")
         if resumed.get("options") != wanted:
             raise TrainError(f"{options.out!r} holds an interrupted run with other options "
                              f"({resumed.get('options')}); rerun it with those, or choose "

@@ -16,6 +16,10 @@ when started again with a larger one; a run stopped early does not.
 
 The training state on disk is the source of truth: ``OUT/log.jsonl`` holds one JSON line per
 evaluation and ``OUT/train_config.json`` the options (a resumed run must use the same ones).
+``OUT/checkpoint/`` holds the model as a Hugging Face folder (``model.safetensors``,
+``config.json``) and :data:`STATE_FILE`, the rest as safetensors with a JSON tree
+(:mod:`train.checkpoint`): nothing there is unpickled. A ``trainer_state.pt`` of an older dpc
+(a pickle) is refused, not loaded.
 """
 
 from __future__ import annotations
@@ -32,6 +36,16 @@ from typing import Any
 
 import torch
 
+from dpc_errors import DpcError
+from train.checkpoint import (
+    CheckpointError,
+    capture_rng,
+    check_safetensors,
+    legacy_checkpoint_error,
+    load_state,
+    restore_rng,
+    save_state,
+)
 from train.data import VARIANTS, Example, bucket_batches, load_examples
 from train.errors import TrainError
 from train.generator import (
@@ -51,6 +65,11 @@ __all__ = ["TrainOptions", "TrainResult", "encode_examples", "train_generator"]
 
 #: Options that may differ between a run and its resumption (budgets, not the experiment).
 RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "progress", "threads"})
+#: ``OUT/checkpoint/`` file of everything but the model: optimizer, scheduler, random generators,
+#: progress (:func:`train.checkpoint.save_state`).
+STATE_FILE = "trainer_state.safetensors"
+#: The pickle an older dpc wrote instead; refused where found.
+LEGACY_STATE_FILE = "trainer_state.pt"
 
 
 @dataclass(frozen=True)
@@ -158,8 +177,9 @@ def _save_checkpoint(folder: Path, model: Any, optimizer: Any, scheduler: Any,
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     save_weights(model, tmp)
-    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "rng": torch.get_rng_state(), **state}, tmp / "trainer_state.pt")
+    save_state(tmp / STATE_FILE, {"optimizer": optimizer.state_dict(),
+                                  "scheduler": scheduler.state_dict(), "rng": capture_rng(),
+                                  **state})
     old = folder.with_name(folder.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists():
@@ -221,7 +241,7 @@ def train_generator(options: TrainOptions) -> TrainResult:
     model_config = options.model_config(len(run.tokenizer))
     model, state = _load_or_build_model(options, checkpoint, model_config)
     optimizer, scheduler = _optimizer(model, options)
-    progress = _resume_state(state, optimizer, scheduler, options.seed)
+    progress = _resume_state(state, optimizer, scheduler, options.seed, checkpoint / STATE_FILE)
     if state is not None and state.get("stopped", "").startswith("early stopping"):
         return _result(run, progress, progress.seconds_before, state["stopped"], model)
 
@@ -359,11 +379,18 @@ def _claim_output(options: TrainOptions) -> Path:
 def _load_or_build_model(options: TrainOptions, checkpoint: Path,
                          config: GeneratorConfig) -> tuple[Any, dict[str, Any] | None]:
     """The model and trainer state in ``checkpoint`` if it holds one; else a new model (warm
-    started, from ``--init-from``, or seeded from scratch) and ``None``. In training mode."""
+    started, from ``--init-from``, or seeded from scratch) and ``None``. In training mode.
+
+    A checkpoint that does not load as safetensors and JSON, or one of an older dpc (a pickle),
+    is a :class:`~train.checkpoint.CheckpointError` naming the file; nothing is unpickled."""
     state = None
-    if (checkpoint / "trainer_state.pt").exists():
-        model = load_weights(checkpoint)
-        state = torch.load(checkpoint / "trainer_state.pt", weights_only=False)
+    if os.path.lexists(checkpoint / LEGACY_STATE_FILE):
+        raise legacy_checkpoint_error(
+            checkpoint / LEGACY_STATE_FILE,
+            f"delete the folder {str(checkpoint)!r} to train from the start, or use another --out")
+    if os.path.lexists(checkpoint / STATE_FILE):
+        state = load_state(checkpoint / STATE_FILE)
+        model = _checkpoint_model(checkpoint)
     elif options.warm_start is not None:
         model = build_warm_started(options.warm_start, seed=options.seed,
                                    share=options.share_weights)
@@ -373,6 +400,22 @@ def _load_or_build_model(options: TrainOptions, checkpoint: Path,
         model = build_generator(config, seed=options.seed)
     model.train()
     return model, state
+
+
+def _checkpoint_model(checkpoint: Path) -> Any:
+    """The model of ``checkpoint``, read from its ``model.safetensors`` only (a
+    ``pytorch_model.bin`` there is ignored); :class:`CheckpointError` naming what does not load."""
+    check_safetensors(checkpoint / "model.safetensors")
+    try:
+        return load_weights(checkpoint, use_safetensors=True)
+    except CheckpointError:
+        raise
+    except DpcError as err:
+        raise CheckpointError(f"checkpoint {str(checkpoint)!r}: {err}") from None
+    except (OSError, ValueError, RuntimeError, KeyError, TypeError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise CheckpointError(f"the model in checkpoint folder {str(checkpoint)!r} (config.json, "
+                              f"model.safetensors) does not load: {reason}") from None
 
 
 def _optimizer(model: Any, options: TrainOptions) -> tuple[Any, Any]:
@@ -387,20 +430,36 @@ def _optimizer(model: Any, options: TrainOptions) -> tuple[Any, Any]:
     return optimizer, scheduler
 
 
+#: What the progress entries of a saved state must be.
+_STATE_TYPES: dict[str, type | tuple[type, ...]] = {
+    "step": int, "epoch": int, "position": int, "best_loss": (int, float), "best_step": int,
+    "bad_evals": int, "best": (list, tuple), "elapsed": (int, float), "history": list,
+    "stopped": str}
+
+
 def _resume_state(state: dict[str, Any] | None, optimizer: Any, scheduler: Any,
-                  seed: int) -> _Progress:
-    """The progress saved in ``state``, with optimizer, scheduler and RNG put back as they were;
-    without a state, a fresh start with the RNG seeded."""
+                  seed: int, path: Path) -> _Progress:
+    """The progress saved in ``state`` (read from ``path``), with optimizer, scheduler and RNG
+    put back as they were; without a state, a fresh start with the RNG seeded. A state that
+    lacks an entry or does not fit this optimizer is a :class:`CheckpointError` naming ``path``."""
     if state is None:
         torch.manual_seed(seed)
         return _Progress()
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])
-    return _Progress(step=state["step"], epoch=state["epoch"], position=state["position"],
-                     best_loss=state["best_loss"], best_step=state["best_step"],
-                     bad_evals=state["bad_evals"], best=DevMetrics(*state["best"]),
-                     seconds_before=state["elapsed"], history=state["history"])
+    try:
+        for name, kinds in _STATE_TYPES.items():
+            if not isinstance(state[name], kinds) or isinstance(state[name], bool):
+                raise TypeError(f"{name!r} is a {type(state[name]).__name__}")
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        restore_rng(state["rng"])
+        return _Progress(step=state["step"], epoch=state["epoch"], position=state["position"],
+                         best_loss=state["best_loss"], best_step=state["best_step"],
+                         bad_evals=state["bad_evals"], best=DevMetrics(*state["best"]),
+                         seconds_before=state["elapsed"], history=state["history"])
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError) as err:
+        raise CheckpointError(f"training state {str(path)!r} does not fit this run "
+                              f"({type(err).__name__}: {str(err).splitlines()[0]}); delete "
+                              f"the folder {str(path.parent)!r} to train from the start") from None
 
 
 def _progress_bar(options: TrainOptions, step: int) -> Any:

@@ -5,7 +5,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from dpc_decode.errors import DpcError
+from dpc_errors import DpcError
+from train.checkpoint import load_state
 from train.errors import ModelFolderError, TrainError
 from train.models import load_generator
 from train.trainer import TrainOptions, train_generator
@@ -58,7 +59,7 @@ def test_interrupted_run_resumes_to_the_same_weights(tiny_bank, tiny_tokenizer, 
     with pytest.raises(KeyboardInterrupt):
         train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b"))
     monkeypatch.setattr(trainer, "collate", real_collate)
-    state = torch.load(tmp_path / "b" / "checkpoint" / "trainer_state.pt", weights_only=False)
+    state = load_state(tmp_path / "b" / "checkpoint" / "trainer_state.safetensors")
     assert state["step"] == 6  # the last checkpoint before the crash (every 2 steps)
     resumed = train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "b"))
     assert resumed.steps == straight.steps == 8
