@@ -220,6 +220,10 @@ def parse_job(raw: dict[str, Any], index: int) -> Job:
 # --------------------------------------------------------------------------- helpers
 
 
+#: Where the model and the batches live (``--device``).
+DEVICE = torch.device("cpu")
+
+
 def contains(seq: TokenSeq, sub: TokenSeq) -> bool:
     """True iff ``sub`` occurs contiguously in ``seq`` (plain token-id substring)."""
     n, m = len(seq), len(sub)
@@ -250,7 +254,13 @@ def make_batch(rows: list[int], job: Job, lm: LoadedModel) -> tuple[torch.Tensor
         else:
             ids[i, width - len(s) :] = torch.tensor(s)
             mask[i, width - len(s) :] = 1
-    return ids, mask
+    return ids.to(DEVICE), mask.to(DEVICE)
+
+
+def _synchronize() -> None:
+    """Wait for queued GPU work, so a wall-clock time covers it."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize(DEVICE)
 
 
 def clean_output(seq: TokenSeq, lm: LoadedModel, prompt_width: int) -> TokenSeq:
@@ -353,8 +363,10 @@ def run_job(lm: LoadedModel, job: Job) -> dict[str, Any]:
             _generate(lm, job, groups, job.time_with_scores)
         timed_out = None
         for _ in range(job.repeats):
+            _synchronize()
             c0, t0 = time.process_time(), time.perf_counter()
             timed_out = _generate(lm, job, groups, job.time_with_scores)
+            _synchronize()
             result["run_seconds"].append(time.perf_counter() - t0)
             result["run_cpu_seconds"].append(time.process_time() - c0)
         if timed_out is None:  # repeats == 0: still produce outputs
@@ -416,7 +428,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", required=True, help="save_pretrained directory")
     ap.add_argument("--job", required=True, help="job JSON (object or array of objects)")
     ap.add_argument("--out", required=True, help="result JSON path")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default: cpu)")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
     args = ap.parse_args(argv)
+    global DEVICE
+    DEVICE = torch.device(args.device)
 
     raw = json.loads(Path(args.job).read_text())
     raw_jobs = raw if isinstance(raw, list) else [raw]
@@ -427,10 +443,13 @@ def main(argv: list[str] | None = None) -> int:
         "torch_version": torch.__version__,
         "python_version": platform.python_version(),
         "model_dir": str(args.model),
+        "device": args.device,
+        "dtype": args.dtype,
     }
 
     load_t0 = time.perf_counter()
     lm = load_model(args.model)
+    lm.model.to(DEVICE, getattr(torch, args.dtype))
     common.update(
         model_type=lm.model.config.model_type,
         is_encoder_decoder=lm.is_encoder_decoder,

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import torch
@@ -101,6 +102,13 @@ def inference(model: PreTrainedModel) -> Iterator[None]:
         model.train(was_training)
 
 
+@lru_cache(maxsize=4096)
+def _automaton(sets: tuple[tuple[tuple[int, ...], ...], ...], banned: tuple[tuple[int, ...], ...]) -> Automaton:
+    """One :class:`Automaton` per distinct (sets, banned), across calls too: compiled tensor
+    tables are laid out once per distinct object (:meth:`TensorAutomaton.compile`)."""
+    return Automaton(sets, banned)
+
+
 @dataclass
 class DecodeBatch:
     """Everything decoding needs for a list of inputs, before it is split into chunks."""
@@ -137,12 +145,8 @@ class DecodeBatch:
                         f"input {i} is empty: a decoder-only model needs at least one prompt token"
                     )
         prepared = prepare_constraints(constraints, banned, len(ids), tokenizer, vocab, tokenize)
-        built: dict[int, Automaton] = {}
-        automata = []
-        for c in prepared:  # shared constraints are one object: compile it once
-            if id(c) not in built:
-                built[id(c)] = Automaton(c.sets, c.banned)
-            automata.append(built[id(c)])
+        # Rows with the same constraints share one Automaton, built once (and compiled once).
+        automata = [_automaton(c.sets, c.banned) for c in prepared]
         return cls(model, tokenizer, ids, prepared, automata, eos, pad)
 
     @property
@@ -179,26 +183,25 @@ class DecodeBatch:
         models, left-padded for decoder-only ones."""
         seqs = [self.input_ids[r] for r in rows]
         width = max(1, max(len(s) for s in seqs))
-        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
         left = not getattr(self.model.config, "is_encoder_decoder", False)
-        for k, s in enumerate(seqs):
-            if not s:
-                continue
-            if left:
-                ids[k, width - len(s) :] = torch.tensor(s)
-                mask[k, width - len(s) :] = 1
-            else:
-                ids[k, : len(s)] = torch.tensor(s)
-                mask[k, : len(s)] = 1
-        return ids.to(device), mask.to(device)
+        pads = [[self.pad_id] * (width - len(s)) for s in seqs]
+        holes = [[0] * (width - len(s)) for s in seqs]
+        if left:
+            ids = [p + s for p, s in zip(pads, seqs)]
+            mask = [h + [1] * len(s) for h, s in zip(holes, seqs)]
+        else:
+            ids = [s + p for p, s in zip(pads, seqs)]
+            mask = [[1] * len(s) + h for h, s in zip(holes, seqs)]
+        # One tensor each, whatever the number of rows (on a GPU, one copy each).
+        return (torch.tensor(ids, dtype=torch.long, device=device),
+                torch.tensor(mask, dtype=torch.long, device=device))
 
     def automaton(self, rows: Sequence[int], device: torch.device) -> TensorAutomaton | None:
         """The compiled automata of these rows, or ``None`` when none of them has a constraint."""
         chosen = [self.automata[r] for r in rows]
         if not any(a.num_sets or a.banned for a in chosen):
             return None
-        return TensorAutomaton.compile(chosen, device)
+        return TensorAutomaton.compile(chosen, device, model_vocab_size(self.model))
 
     def output(
         self,

@@ -140,18 +140,32 @@ def _is_per_input(value: Any, shared_text_depth: int, name: str) -> bool:
     )
 
 
-def tokenize_phrase(tokenizer: Any, text: str, options: TokenizeOptions) -> list[list[int]]:
+def tokenize_phrase(
+    tokenizer: Any, text: str, options: TokenizeOptions, kind: str = "alternative"
+) -> list[list[int]]:
     """The distinct token-id forms of ``text`` under ``options`` (word-initial form first).
+
+    A form holding the tokenizer's unknown token (an emoji under a WordPiece vocabulary) is an
+    error: the text cannot be spelt, and ``[UNK]`` would match any other unknown text. ``kind``
+    names the phrase in messages.
 
     >>> class Chars:   # a toy tokenizer: one id per character, 0 for a space
     ...     def encode(self, s, add_special_tokens=False):
     ...         return [0 if c == " " else ord(c) for c in s]
     >>> tokenize_phrase(Chars(), "ab", TokenizeOptions(as_given=True, capitalized=True))
     [[0, 97, 98], [97, 98], [0, 65, 98], [65, 98]]
+    >>> Chars.unk_token, Chars.unk_token_id = "?", ord("?")
+    >>> tokenize_phrase(Chars(), "a?", TokenizeOptions())   # the unknown token written out: kept
+    [[0, 97, 63]]
+    >>> Chars.encode = lambda self, s, add_special_tokens=False: [ord(c) if c < "~" else 63 for c in s]
+    >>> tokenize_phrase(Chars(), "a☂", TokenizeOptions())
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.ConstraintError: alternative 'a☂' tokenises to the unknown token '?' (id 63): the tokenizer cannot spell it, so no output could contain it
     """
     stripped = text.strip()
     if not stripped:
-        raise ConstraintError(f"alternative {text!r} is empty or only whitespace")
+        raise ConstraintError(f"{kind} {text!r} is empty or only whitespace")
     variants = [stripped]
     if options.capitalized and stripped[0].upper() != stripped[0]:
         variants.append(stripped[0].upper() + stripped[1:])
@@ -166,8 +180,21 @@ def tokenize_phrase(tokenizer: Any, text: str, options: TokenizeOptions) -> list
         if f and f not in unique:
             unique.append(f)
     if not unique:
-        raise ConstraintError(f"alternative {text!r} tokenises to no tokens")
+        raise ConstraintError(f"{kind} {text!r} tokenises to no tokens")
+    _check_unknown(tokenizer, text, unique, kind)
     return unique
+
+
+def _check_unknown(tokenizer: Any, text: str, forms: list[list[int]], kind: str) -> None:
+    unk_id = getattr(tokenizer, "unk_token_id", None)
+    unk = getattr(tokenizer, "unk_token", None)
+    if unk_id is None or (unk and unk in text):  # written out by the caller: meant
+        return
+    if any(unk_id in form for form in forms):
+        raise ConstraintError(
+            f"{kind} {text!r} tokenises to the unknown token {unk!r} (id {unk_id}): the "
+            "tokenizer cannot spell it, so no output could contain it"
+        )
 
 
 def _encode(tokenizer: Any, text: str) -> list[int]:
@@ -244,10 +271,14 @@ def _tokenize_banned(phrases: Any, tokenizer: Any, options: TokenizeOptions, whe
                     f"banned phrase {phrase!r}{where} is text, but no tokenizer was given"
                 )
             # Every spelling of a banned word is banned, whatever the options for positive ones.
-            forms = tokenize_phrase(
-                tokenizer, phrase, TokenizeOptions(word_initial=True, as_given=True,
-                                                   capitalized=options.capitalized)
-            )
+            try:
+                forms = tokenize_phrase(
+                    tokenizer, phrase, TokenizeOptions(word_initial=True, as_given=True,
+                                                       capitalized=options.capitalized),
+                    kind="banned phrase",
+                )
+            except ConstraintError as err:
+                raise ConstraintError(f"`banned`{where}: {err}") from None
         else:
             check_phrase(phrase, f"banned phrase {k}{where}", None)
             forms = [list(phrase)]

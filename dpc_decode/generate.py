@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from transformers import PreTrainedModel
 
 from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_options
 from dpc_decode.constraints import TokenizeOptions
-from dpc_decode.model_runner import ModelRunner
+from dpc_decode.fallback import RELAXATIONS, fill
+from dpc_decode.generation_config import score_settings
+from dpc_decode.model_runner import ModelRunner, decoder_start_id
 from dpc_decode.options import BeamSearchOptions
 from dpc_decode.outputs import GeneratedSequence
+from dpc_decode.processors import ScoreSettings
 from dpc_decode.search import beam_search
+from dpc_decode.tensor_automaton import TensorAutomaton
 
 __all__ = ["generate"]
 
@@ -29,6 +34,8 @@ def generate(
     eos_token_id: int | list[int] | None | str = "model",
     pad_token_id: int | None = None,
     max_input_tokens: int | None = None,
+    generation_config: Any = "model",
+    logits_processor: Any = None,
     **option_values: Any,
 ) -> list[list[GeneratedSequence]]:
     """Beam search in which every output contains an alternative of every constraint set.
@@ -59,13 +66,22 @@ def generate(
         Padding id for prompts (default: the model's pad, else its EOS).
     max_input_tokens : int, optional
         Truncate longer inputs, with a warning.
+    generation_config : GenerationConfig, None or "model"
+        Whose transformers score settings apply (forced BOS/EOS, ``bad_words_ids``,
+        ``repetition_penalty``, ``suppress_tokens``, ...; see :mod:`dpc_decode.generation_config`):
+        ``"model"`` the model's, ``None`` none. Search settings come from ``options``, never from
+        here; a setting dpc cannot apply raises :class:`~dpc_decode.errors.DpcError`.
+    logits_processor : list of LogitsProcessor, optional
+        More transformers processors, applied after those of ``generation_config``.
 
     Returns
     -------
     list of list of GeneratedSequence
-        Per input, up to ``num_return_sequences`` outputs, best first: satisfied outputs before
+        Per input, ``num_return_sequences`` outputs, best first: satisfied outputs before
         unsatisfied ones, then by score. An unsatisfied output comes back only when the
         constraints could not be met (``satisfied=False``), or ``strict=True`` raises instead.
+        An input whose every hypothesis was cut off is decoded again with the rules relaxed
+        (:mod:`dpc_decode.fallback`), so no input comes back empty.
 
     Examples
     --------
@@ -81,31 +97,60 @@ def generate(
     (True, True, (11,))
     """
     options = resolve_options(options, option_values, BeamSearchOptions)
+    scores = score_settings(model, generation_config, logits_processor)
     batch = DecodeBatch.prepare(
         model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
         max_input_tokens,
     )
     if options.strict:
         batch.check_feasible(options.max_new_tokens)
+    want = options.num_return_sequences
     results: list[list[GeneratedSequence]] = []
     with inference(model):
         for rows in chunks(len(batch.input_ids), batch_size):
-            device = model.device
-            input_ids, attention_mask = batch.tensors(rows, device)
-            found = beam_search(
-                ModelRunner(model),
-                input_ids,
-                attention_mask,
-                batch.automaton(rows, device),
-                options,
-                batch.eos_ids,
-                batch.pad_id,
-            )
-            results.extend(_report(batch, rows, found, options))
+            automaton = batch.automaton(rows, model.device)
+            results.extend(_decode(batch, rows, options, scores, automaton))
+        for relaxation in RELAXATIONS:
+            short = [r for r, found in enumerate(results) if len(found) < want]
+            if not short or not relaxation.changes(options):
+                continue
+            relaxed = relaxation.options(options)
+            for part in chunks(len(short), batch_size):
+                rows = [short[i] for i in part]
+                automaton = relaxation.automaton(batch, rows, model.device)
+                extra = _decode(batch, rows, relaxed, scores if relaxation.rules else None,
+                                automaton)
+                for row, outputs in zip(rows, extra):
+                    results[row] = fill(results[row], outputs, want)
+    if options.strict:
+        for row, found in enumerate(results):
+            batch.raise_if_unsatisfied(row, found[0] if found else None)
     return results
 
 
-def _report(batch: DecodeBatch, rows: range, found: Any, options: BeamSearchOptions) -> list[list[GeneratedSequence]]:
+def _decode(
+    batch: DecodeBatch,
+    rows: Sequence[int],
+    options: BeamSearchOptions,
+    scores: ScoreSettings | None,
+    automaton: TensorAutomaton | None,
+) -> list[list[GeneratedSequence]]:
+    """Beam search over ``rows`` and their reports (an input may get fewer outputs than asked)."""
+    model = batch.model
+    input_ids, attention_mask = batch.tensors(rows, model.device)
+    runner = ModelRunner(model)
+    if scores is not None:
+        runner.processors = scores.build(
+            input_ids, attention_mask, options.num_beams, max_new_tokens=options.max_new_tokens,
+            eos_ids=batch.eos_ids, sampling=False,
+            decoder_start_id=decoder_start_id(model) if runner.is_encoder_decoder else None,
+        )
+    found = beam_search(runner, input_ids, attention_mask, automaton, options, batch.eos_ids,
+                        batch.pad_id)
+    return _report(batch, rows, found)
+
+
+def _report(batch: DecodeBatch, rows: Sequence[int], found: Any) -> list[list[GeneratedSequence]]:
     tokens = found.tokens.tolist()
     lengths = found.lengths.tolist()
     log_probs = found.log_probs.tolist()
@@ -122,7 +167,5 @@ def _report(batch: DecodeBatch, rows: range, found: Any, options: BeamSearchOpti
             outputs.append(
                 batch.output(row, tokens[k][j][:n], log_probs[k][j], scores[k][j], finished[k][j])
             )
-        if options.strict:
-            batch.raise_if_unsatisfied(row, outputs[0] if outputs else None)
         out.append(outputs)
     return out

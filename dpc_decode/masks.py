@@ -17,9 +17,9 @@ from __future__ import annotations
 import torch
 
 from dpc_decode.options import DecodeOptions
-from dpc_decode.tensor_automaton import Successors, TensorAutomaton
+from dpc_decode.tensor_automaton import RowTables, Successors, TensorAutomaton
 
-__all__ = ["apply_step_masks", "mask_constraints", "mask_eos", "mask_repeated_ngrams"]
+__all__ = ["apply_step_masks", "mask_constraints", "mask_eos", "mask_repeated_ngrams", "needs_state"]
 
 NEG_INF = float("-inf")
 
@@ -27,9 +27,9 @@ NEG_INF = float("-inf")
 def mask_constraints(
     log_probs: torch.Tensor,
     automaton: TensorAutomaton,
-    rows: torch.Tensor,
-    nodes: torch.Tensor,
-    met: torch.Tensor,
+    rows: torch.Tensor | RowTables,
+    nodes: torch.Tensor | None,
+    met: torch.Tensor | None,
     tokens_left: int,
     feasible: bool = True,
     successors: Successors | None = None,
@@ -37,26 +37,34 @@ def mask_constraints(
     """Forbid tokens that complete a banned phrase, and (``feasible=True``) tokens after which the
     unmet sets no longer fit in the budget.
 
-    log_probs: (hyps, vocab); rows, nodes: (hyps,); met: (hyps, S); ``tokens_left``: tokens that
-    may still be generated, this one included; ``successors``: :meth:`TensorAutomaton.successors`
-    when the caller has it already.
+    log_probs: (hyps, vocab); rows: (hyps,) or their :class:`RowTables`; nodes: (hyps,); met:
+    (hyps, S); ``tokens_left``: tokens that may still be generated, this one included;
+    ``successors``: :meth:`TensorAutomaton.successors` when the caller has it already. With no
+    banned phrase and a budget that is not tight, nothing can be forbidden: no tensor operation
+    runs, and ``nodes``/``met`` may be ``None``.
     """
+    # need() never exceeds its value at the start (max_need): while that fits, nothing is tight.
+    tight = feasible and tokens_left - 1 < automaton.max_need
+    if not tight and not automaton.has_banned:
+        return log_probs
+    assert nodes is not None and met is not None
+    if not isinstance(rows, RowTables):
+        rows = automaton.for_rows(rows)
     if successors is None:
         successors = automaton.successors(rows, nodes, met)
     letters, nxt = successors.letters, successors.nodes  # (hyps, A) each
-    allowed = ~automaton.violation[nxt]  # (hyps, A)
     original = log_probs.gather(1, letters)  # (hyps, A)
-    # need() never exceeds its value at the start (max_need): while that fits, nothing is tight.
-    if feasible and tokens_left - 1 < automaton.max_need:
+    allowed = ~automaton.violation[nxt] if automaton.has_banned else None  # (hyps, A)
+    if tight:
         after = tokens_left - 1
-        feasible_now = automaton.need(rows, nodes, met) <= tokens_left  # (hyps,)
-        need_next = automaton.need(rows.unsqueeze(1).expand_as(nxt), nxt, successors.met)  # (hyps, A)
-        allowed &= ~feasible_now.unsqueeze(1) | (need_next <= after)
+        at_root = automaton.unmet_length(rows, met)  # (hyps,) need() at the root: no gain there
+        infeasible = at_root - torch.where(met, 0, automaton.gain[nodes]).amax(-1) > tokens_left
+        fits = (automaton.need(rows, nxt, successors.met) <= after) | infeasible.unsqueeze(1)
+        allowed = fits if allowed is None else allowed & fits  # (hyps, A)
         # Any token outside the alphabet leads back to the root, keeping only the sets met.
-        roots = automaton.root[rows]
-        other_ok = ~feasible_now | (automaton.need(rows, roots, met) <= after)  # (hyps,)
-        log_probs.masked_fill_(~other_ok.unsqueeze(1), NEG_INF)
+        log_probs.masked_fill_((~infeasible & (at_root > after)).unsqueeze(1), NEG_INF)
     # Padding columns mirror the first letter exactly, so duplicate writes carry equal values.
+    assert allowed is not None
     log_probs.scatter_(1, letters, torch.where(allowed, original, NEG_INF))
     return log_probs
 
@@ -103,9 +111,9 @@ def mask_repeated_ngrams(log_probs: torch.Tensor, generated: torch.Tensor, n: in
 def apply_step_masks(
     log_probs: torch.Tensor,  # (H, V), modified in place
     automaton: TensorAutomaton | None,
-    rows: torch.Tensor,  # (H,)
-    node: torch.Tensor,  # (H,)
-    met: torch.Tensor,  # (H, S)
+    rows: torch.Tensor | RowTables,  # (H,)
+    node: torch.Tensor | None,  # (H,)
+    met: torch.Tensor | None,  # (H, S)
     history: torch.Tensor,  # (H, t) generated so far
     eos: torch.Tensor,  # (n_eos,)
     step: int,
@@ -113,18 +121,27 @@ def apply_step_masks(
     successors: Successors | None = None,
 ) -> torch.Tensor:
     """Every mask of one decoding step, in the order that keeps each one in force: constraints
-    first (they write allowed values back), then EOS, then repeated n-grams."""
+    first (they write allowed values back), then EOS, then repeated n-grams. ``node`` and ``met``
+    are read only where a mask needs them (see :func:`needs_state`)."""
     if automaton is not None:
         mask_constraints(
             log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible,
             successors,
         )
-        blocked = ~met.all(-1)  # (H,)
-        if step < options.min_new_tokens:
-            blocked = torch.ones_like(blocked)
-        mask_eos(log_probs, eos, blocked)
+        if eos.numel():
+            assert met is not None
+            blocked = ~met.all(-1) if step >= options.min_new_tokens else None  # (H,)
+            mask_eos(log_probs, eos, blocked)
     elif step < options.min_new_tokens:
         mask_eos(log_probs, eos, None)
     if options.no_repeat_ngram_size:
         mask_repeated_ngrams(log_probs, history, options.no_repeat_ngram_size)
     return log_probs
+
+
+def needs_state(automaton: TensorAutomaton, eos: torch.Tensor, step: int, options: DecodeOptions) -> bool:
+    """Whether :func:`apply_step_masks` reads the automaton state at this step (a banned phrase,
+    a tight budget, or an EOS to hold back)."""
+    tokens_left = options.max_new_tokens - step
+    tight = options.feasible and tokens_left - 1 < automaton.max_need
+    return automaton.has_banned or tight or bool(eos.numel())

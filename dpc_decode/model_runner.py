@@ -23,8 +23,9 @@ from transformers.cache_utils import Cache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput
 
 from dpc_decode.errors import DpcError
+from dpc_decode.processors import StepProcessors
 
-__all__ = ["ModelRunner", "model_vocab_size", "resolve_special_ids"]
+__all__ = ["ModelRunner", "decoder_start_id", "model_vocab_size", "resolve_special_ids"]
 
 
 def model_vocab_size(model: PreTrainedModel) -> int:
@@ -64,6 +65,20 @@ def resolve_special_ids(
     return eos, int(pad_token_id)
 
 
+def decoder_start_id(model: PreTrainedModel) -> int:
+    """The first decoder token of an encoder-decoder model (generation config, else config)."""
+    gen = getattr(model, "generation_config", None)
+    start = getattr(gen, "decoder_start_token_id", None)
+    if start is None:
+        start = getattr(model.config, "decoder_start_token_id", None)
+    if start is None:
+        raise DpcError(
+            f"{type(model).__name__} has no `decoder_start_token_id` in its config or "
+            "generation config; set one to decode with it"
+        )
+    return int(start)
+
+
 class ModelRunner:
     """Stateful driver of one model over one batch of prompts.
 
@@ -71,10 +86,14 @@ class ModelRunner:
     ----------
     model : PreTrainedModel
         A seq2seq or causal language model, in eval mode.
+    processors : StepProcessors, optional
+        transformers logits processors the search applies to each step's log-probabilities
+        (:func:`dpc_decode.processors.apply_processors`); ``None``: none.
     """
 
-    def __init__(self, model: PreTrainedModel) -> None:
+    def __init__(self, model: PreTrainedModel, processors: StepProcessors | None = None) -> None:
         self.model = model
+        self.processors = processors
         self.is_encoder_decoder = bool(getattr(model.config, "is_encoder_decoder", False))
         self.cache: Cache | None = None
         self._encoder_hidden: torch.Tensor | None = None
@@ -89,16 +108,8 @@ class ModelRunner:
         return self.model.device
 
     def decoder_start_ids(self, batch: int) -> torch.Tensor:
-        gen = getattr(self.model, "generation_config", None)
-        start = getattr(gen, "decoder_start_token_id", None)
-        if start is None:
-            start = getattr(self.model.config, "decoder_start_token_id", None)
-        if start is None:
-            raise DpcError(
-                f"{type(self.model).__name__} has no `decoder_start_token_id` in its config or "
-                "generation config; set one to decode with it"
-            )
-        return torch.full((batch, 1), int(start), dtype=torch.long, device=self.device)
+        return torch.full((batch, 1), decoder_start_id(self.model), dtype=torch.long,
+                          device=self.device)
 
     @torch.inference_mode()
     def start(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

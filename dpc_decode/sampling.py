@@ -28,10 +28,13 @@ from transformers import PreTrainedModel
 
 from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_options
 from dpc_decode.constraints import TokenizeOptions
+from dpc_decode.fallback import RELAXATIONS, Relaxation
+from dpc_decode.generation_config import score_settings
 from dpc_decode.masks import apply_step_masks
-from dpc_decode.model_runner import ModelRunner
+from dpc_decode.model_runner import ModelRunner, decoder_start_id
 from dpc_decode.options import SamplingOptions
 from dpc_decode.outputs import GeneratedSequence
+from dpc_decode.processors import ScoreSettings, apply_processors
 from dpc_decode.tensor_automaton import TensorAutomaton
 
 __all__ = ["filter_top_k_top_p", "sample"]
@@ -104,8 +107,9 @@ def _sample_batch(
     stuck = torch.zeros(count, dtype=torch.bool, device=device)
 
     for step in range(steps):
+        scored = apply_processors(log_probs.clone(), tokens[:, :step], runner.processors)
         masked = apply_step_masks(
-            log_probs.clone(), automaton, rows, node, met, tokens[:, :step], eos, step, options
+            scored, automaton, rows, node, met, tokens[:, :step], eos, step, options
         )
         dead = ~torch.isfinite(masked).any(-1)  # (H,) no allowed token left
         scores = filter_top_k_top_p(masked / options.temperature, options.top_k, options.top_p)
@@ -149,19 +153,27 @@ def sample(
     eos_token_id: int | list[int] | None | str = "model",
     pad_token_id: int | None = None,
     max_input_tokens: int | None = None,
+    generation_config: Any = "model",
+    logits_processor: Any = None,
     **option_values: Any,
 ) -> list[list[GeneratedSequence]]:
     """Sample outputs under the same constraints as :func:`~dpc_decode.generate`.
 
     Parameters are those of :func:`~dpc_decode.generate`, with :class:`SamplingOptions`
     (``num_samples``, ``temperature``, ``top_k``, ``top_p``, ``unique``, ``max_rounds``,
-    ``seed``, ``max_new_tokens``, ...) in place of the beam-search options.
+    ``seed``, ``max_new_tokens``, ...) in place of the beam-search options. The score settings
+    of ``generation_config`` and ``logits_processor`` apply to the log-probabilities before
+    temperature, top-k and top-p; ``repetition_penalty`` and
+    ``exponential_decay_length_penalty`` are refused (transformers applies them to raw logits).
 
     Returns
     -------
     list of list of GeneratedSequence
         Per input, ``num_samples`` outputs in the order drawn (``score`` is the log-probability
-        under the unmodified model). With ``unique=True`` they are distinct.
+        under the model, before any processor). With ``unique=True`` they are distinct. A draw
+        cut off by the masks (no allowed token left) is replaced by one drawn with the rules
+        relaxed (:mod:`dpc_decode.fallback`), reported ``satisfied=False`` unless it meets the
+        constraints.
 
     Examples
     --------
@@ -176,6 +188,8 @@ def sample(
     (20, 20, True)
     """
     options = resolve_options(options, option_values, SamplingOptions)
+    scores = score_settings(model, generation_config, logits_processor)
+    scores.check_sampling()
     batch = DecodeBatch.prepare(
         model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
         max_input_tokens,
@@ -185,37 +199,78 @@ def sample(
     generator = None
     if options.seed is not None:
         generator = torch.Generator(device=model.device).manual_seed(options.seed)
+    want = options.num_samples
     results: list[list[GeneratedSequence]] = [[] for _ in batch.input_ids]
     with inference(model):
+        cut: set[int] = set()  # inputs with a draw cut off by the masks
         for rows in chunks(len(batch.input_ids), batch_size):
-            _sample_rows(batch, rows, options, generator, results)
+            cut |= _sample_rows(batch, list(rows), options, generator, results, scores, None)
+        for relaxation in RELAXATIONS:
+            short = [r for r in sorted(cut) if len(results[r]) < want]
+            if not short or not relaxation.changes(options):
+                continue
+            cut = set()
+            relaxed = relaxation.options(options)
+            for part in chunks(len(short), batch_size):
+                rows = [short[i] for i in part]
+                cut |= _sample_rows(batch, rows, relaxed, generator, results,
+                                    scores if relaxation.rules else None, relaxation)
+    rounds = options.max_rounds if options.unique else 1
+    for row, found in enumerate(results):
+        if options.strict:
+            for out in found or [None]:
+                if out is None or not out.satisfied:
+                    batch.raise_if_unsatisfied(row, out)
+        if len(found) < want:
+            warnings.warn(
+                f"input {row}: {len(found)} of {want} requested samples "
+                f"({'distinct, ' if options.unique else ''}after {rounds} round(s))",
+                stacklevel=2,
+            )
     return results
 
 
 def _sample_rows(
     batch: DecodeBatch,
-    rows: range,
+    rows: list[int],
     options: SamplingOptions,
     generator: torch.Generator | None,
     results: list[list[GeneratedSequence]],
-) -> None:
+    scores: ScoreSettings | None,
+    relaxation: Relaxation | None,
+) -> set[int]:
+    """Add samples of ``rows`` to ``results`` (up to ``num_samples`` each; distinct ones with
+    ``unique``). Returns the rows that had a draw cut off by the masks."""
     want = options.num_samples
-    seen: dict[int, set[tuple[int, ...]]] = {r: set() for r in rows}
-    pending = list(rows)
+    seen: dict[int, set[tuple[int, ...]]] = {r: {o.token_ids for o in results[r]} for r in rows}
+    pending = [r for r in rows if len(results[r]) < want]
+    cut: set[int] = set()
     rounds = options.max_rounds if options.unique else 1
+    model = batch.model
     for _ in range(rounds):
         if not pending:
             break
-        device = batch.model.device
-        ids, mask = batch.tensors(pending, device)
-        automaton = batch.automaton(pending, device)
+        ids, mask = batch.tensors(pending, model.device)
+        if relaxation is None:
+            automaton = batch.automaton(pending, model.device)
+        else:
+            automaton = relaxation.automaton(batch, pending, model.device)
+        runner = ModelRunner(model)
+        if scores is not None:
+            runner.processors = scores.build(
+                ids, mask, want, max_new_tokens=options.max_new_tokens, eos_ids=batch.eos_ids,
+                sampling=True,
+                decoder_start_id=decoder_start_id(model) if runner.is_encoder_decoder else None,
+            )
         draws = _sample_batch(
-            ModelRunner(batch.model), ids, mask, automaton, options, batch.eos_ids, batch.pad_id,
-            want, generator,
+            runner, ids, mask, automaton, options, batch.eos_ids, batch.pad_id, want, generator,
         )
         for k, row in enumerate(pending):
             for d in range(k * want, (k + 1) * want):
-                if len(results[row]) >= want or not draws.valid[d]:
+                if not draws.valid[d]:
+                    cut.add(row)
+                    continue
+                if len(results[row]) >= want:
                     continue
                 key = tuple(draws.tokens[d])
                 if options.unique and key in seen[row]:
@@ -226,14 +281,4 @@ def _sample_rows(
                                  draws.finished[d])
                 )
         pending = [r for r in pending if len(results[r]) < want]
-    for row in rows:
-        if options.strict and results[row]:
-            for out in results[row]:
-                if not out.satisfied:
-                    batch.raise_if_unsatisfied(row, out)
-        if len(results[row]) < want:
-            warnings.warn(
-                f"input {row}: {len(results[row])} of {want} requested samples "
-                f"({'distinct, ' if options.unique else ''}after {rounds} round(s))",
-                stacklevel=3,
-            )
+    return cut

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import torch
 
 from dpc_decode.beam import dba_order, lexsort
-from dpc_decode.masks import apply_step_masks
+from dpc_decode.masks import apply_step_masks, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
-from dpc_decode.tensor_automaton import Successors, TensorAutomaton
+from dpc_decode.processors import apply_processors
+from dpc_decode.tensor_automaton import TensorAutomaton
 
 __all__ = ["SearchResult", "beam_search"]
 
@@ -100,13 +101,14 @@ class _Pool:
 def _candidates(
     log_probs: torch.Tensor,  # (H, V) masked
     beam_scores: torch.Tensor,  # (B, K)
-    automaton: TensorAutomaton | None,
-    met: torch.Tensor,  # (H, S)
-    successors: Successors | None,
+    letters: _Letters | None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Returns parent beam (B, C), token (B, C), total score (B, C); duplicates scored -inf.
-    The first ``3 * beams`` columns are the top-k and best candidates, the rest the letters of
-    every beam in alphabet order (so their automaton symbols are known without a lookup)."""
+    """Returns parent beam (B, C), token (B, C), total score (B, C).
+
+    The first ``3 * beams`` columns are the top-k and best candidates, the rest (under
+    constraints) every letter of every beam in alphabet order. The letters' scores are not yet
+    restricted to those that advance an unmet set (:meth:`_ConstraintSearch.states` does that),
+    nor are duplicates removed (:func:`_drop_repeats`)."""
     batch, beams = beam_scores.shape
     vocab = log_probs.shape[1]
     device = log_probs.device
@@ -115,75 +117,99 @@ def _candidates(
     # vocabulary gives both the global top-2K and each beam's best; adding a beam's score keeps
     # its order, so it is added to the 2K survivors only.
     width = min(2 * beams, vocab)
+    flat_scores = beam_scores.reshape(-1, 1)  # (H, 1)
     row_scores, row_tokens = log_probs.topk(width, dim=1)  # (H, 2K)
-    row_scores = row_scores + beam_scores.reshape(-1, 1)
+    row_scores = row_scores + flat_scores
     top_scores, top_index = row_scores.view(batch, beams * width).topk(2 * beams, dim=1)  # (B, 2K)
-    parents = [top_index // width]
-    tokens = [row_tokens.view(batch, beams * width).gather(1, top_index)]
-    scores = [top_scores]
+    beam_ids = torch.arange(beams, device=device).expand(batch, beams)
+    parents = [top_index // width, beam_ids]
+    tokens = [row_tokens.view(batch, beams * width).gather(1, top_index), row_tokens[:, 0].view(batch, beams)]
+    scores = [top_scores, row_scores[:, 0].view(batch, beams)]
+    if letters is not None:
+        parents.append(letters.parents)
+        tokens.append(letters.tokens)
+        scores.append((log_probs.gather(1, letters.hyp_tokens) + flat_scores).view(batch, -1))
+    return torch.cat(parents, dim=1), torch.cat(tokens, dim=1), torch.cat(scores, dim=1)
 
-    best_scores, best_tokens = row_scores[:, 0], row_tokens[:, 0]  # (H,)
-    beam_ids = torch.arange(beams, device=device)
-    parents.append(beam_ids.expand(batch, beams))
-    tokens.append(best_tokens.view(batch, beams))
-    scores.append(best_scores.view(batch, beams))
 
-    if automaton is not None and successors is not None:
-        letters, nxt = successors.letters, successors.nodes  # (H, A) each
-        width = letters.shape[1]
-        advances = (automaton.useful[nxt] & ~met.unsqueeze(1)).any(-1)  # (H, A)
-        # Padding letters repeat letter 0 and are dropped as duplicates below; a row without
-        # constraints has only the root, which advances nothing.
-        letter_totals = log_probs.gather(1, letters) + beam_scores.reshape(-1, 1)  # (H, A)
-        letter_scores = torch.where(advances, letter_totals, NEG_INF)  # (H, A)
-        parents.append(beam_ids.repeat_interleave(width).expand(batch, beams * width))
-        tokens.append(letters.reshape(batch, beams * width))
-        scores.append(letter_scores.reshape(batch, beams * width))
-
-    parent = torch.cat(parents, dim=1)  # (B, C)
-    token = torch.cat(tokens, dim=1)
-    score = torch.cat(scores, dim=1)
-    # The same (beam, token) may come from several sources: keep its first occurrence.
+def _drop_repeats(parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor, vocab: int) -> torch.Tensor:
+    """The same (beam, token) may come from several sources: keep its first occurrence, score the
+    others -inf. All (B, C)."""
     key = parent * vocab + token
     order = torch.argsort(key, dim=1, stable=True)
     sorted_key = key.gather(1, order)
     repeat_sorted = torch.zeros_like(sorted_key, dtype=torch.bool)
     repeat_sorted[:, 1:] = sorted_key[:, 1:] == sorted_key[:, :-1]
     repeat = torch.zeros_like(repeat_sorted).scatter_(1, order, repeat_sorted)
-    score = score.masked_fill(repeat, NEG_INF)
-    return parent, token, score
+    return score.masked_fill(repeat, NEG_INF)
 
 
-def _candidate_states(
-    automaton: TensorAutomaton,
-    token: torch.Tensor,  # (B, C)
-    parent: torch.Tensor,  # (B, C) beam within the input
-    node: torch.Tensor,  # (H,)
-    met: torch.Tensor,  # (H, S)
-    successors: Successors,
-    beams: int,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Node (B, C), met (B, C, S) and bank (B, C) after each candidate (laid out as
-    :func:`_candidates` returns them: ``3 * beams`` looked-up candidates, then every letter of
-    every beam, whose states the step's successors already hold)."""
-    batch, count = token.shape
-    device = token.device
-    head = 3 * beams
-    head_parent = (parent[:, :head] + torch.arange(batch, device=device).unsqueeze(1) * beams)
-    head_parent = head_parent.reshape(-1)  # (B*3K,)
-    head_rows = torch.arange(batch, device=device).repeat_interleave(head)
-    symbols = automaton.symbols(head_rows, token[:, :head].reshape(-1))  # (B*3K,)
-    head_node = automaton.step(node[head_parent], symbols)  # (B*3K,)
-    head_met = met[head_parent] | automaton.completes[head_node]  # (B*3K, S)
-    width = successors.nodes.shape[1]
-    new_node = torch.cat(
-        [head_node.view(batch, head), successors.nodes.reshape(batch, beams * width)], dim=1
-    )  # (B, C)
-    new_met = torch.cat(
-        [head_met.view(batch, head, -1), successors.met.reshape(batch, beams * width, -1)], dim=1
-    )  # (B, C, S)
-    bank = automaton.progress(new_node, new_met)
-    return new_node, new_met, bank
+@dataclass(frozen=True)
+class _Letters:
+    """Every letter of every beam, the fixed tail of each step's candidate list."""
+
+    hyp_tokens: torch.Tensor  # (H, A) the letters of each hypothesis's row
+    tokens: torch.Tensor  # (B, K * A)
+    parents: torch.Tensor  # (B, K * A) beam of each letter within its input
+
+
+class _ConstraintSearch:
+    """The automaton state of every beam, kept as (B, K) and (B, K, S) so that a candidate's
+    parent state is one indexed read, and the per-step work added to plain beam search stays a
+    few tensor operations (each a kernel launch on a GPU) whatever the number of sets.
+
+    ``base`` is ``sets met × (max_depth + 1)``: the bank of a state with no partial match.
+    """
+
+    def __init__(self, automaton: TensorAutomaton, batch: int, beams: int, device: torch.device) -> None:
+        self.automaton = automaton
+        self.batch, self.beams = batch, beams
+        self.scale = automaton.max_depth + 1
+        inputs = torch.arange(batch, device=device)
+        self.rows = inputs.repeat_interleave(beams)  # (H,)
+        self.input_col = inputs.unsqueeze(1)  # (B, 1)
+        self.input_block = automaton.block[self.input_col]  # (B, 1)
+        node, met = automaton.initial_state(self.rows)
+        self.node = node.view(batch, beams)  # (B, K)
+        self.met = met.view(batch, beams, -1)  # (B, K, S)
+        self.base = self.met.sum(-1) * self.scale  # (B, K)
+        width = automaton.alphabet_size
+        self.row_tables = automaton.for_rows(self.rows)
+        hyp_tokens = self.row_tables.letters  # (H, A)
+        self.letters = _Letters(
+            hyp_tokens=hyp_tokens,
+            tokens=hyp_tokens.view(batch, beams * width),
+            parents=torch.arange(beams, device=device).repeat_interleave(width).expand(batch, -1),
+        )
+        self.head = torch.zeros((batch, 3 * beams + beams * width), dtype=torch.bool, device=device)
+        self.head[:, : 3 * beams] = True  # (B, C): candidates kept whether they advance or not
+
+    def flat(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """node (H,) and met (H, S), for the masks."""
+        return self.node.view(-1), self.met.view(self.batch * self.beams, -1)
+
+    def states(
+        self, parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor
+    ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor, torch.Tensor]:
+        """State of every candidate (node (B, C), met (B, C, S), base (B, C)), its bank (B, C), and
+        the scores with letters that advance no unmet set dropped (-inf).
+
+        A letter *advances* when its bank is above its parent's base: it meets a set, or it is on
+        the way to an unmet one."""
+        a = self.automaton
+        node = a.next_node[self.node.gather(1, parent), a.block_symbols(self.input_block, token)]
+        met = self.met[self.input_col, parent] | a.completes[node]  # (B, C, S)
+        base = met.sum(-1) * self.scale  # (B, C)
+        bank = base + torch.where(met, 0, a.partial_depth[node]).amax(-1)
+        keep = self.head | (bank > self.base.gather(1, parent))
+        return (node, met, base), bank, torch.where(keep, score, NEG_INF)
+
+    def reorder(self, states: tuple[torch.Tensor, torch.Tensor, torch.Tensor], pick: torch.Tensor) -> None:
+        """Make the chosen candidates (B, K) the new beams."""
+        node, met, base = states
+        self.node = node.gather(1, pick)
+        self.met = met[self.input_col, pick]
+        self.base = base.gather(1, pick)
 
 
 def _reorder(
@@ -193,23 +219,16 @@ def _reorder(
     new_token: torch.Tensor,  # (B, K)
     history: torch.Tensor,  # (B, K, T)
     step: int,
-    node: torch.Tensor,  # (H,)
-    met: torch.Tensor,  # (H, S)
-    candidate_states: tuple[torch.Tensor, torch.Tensor] | None,  # node (B, C), met (B, C, S)
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Move tokens, the model's cache and the automaton states to the chosen beams with one
-    index, so they cannot drift apart. Returns history, node and met of the new beams."""
+) -> torch.Tensor:
+    """Move tokens and the model's cache to the chosen beams with one index, so they cannot
+    drift apart (the automaton state moves with the same ``pick``). Returns the new history."""
     batch, beams = pick.shape
     new_parent = parent.gather(1, pick)  # (B, K)
     history = history.gather(1, new_parent.unsqueeze(-1).expand(-1, -1, history.shape[2]))
     history[:, :, step] = new_token
     offset = torch.arange(batch, device=pick.device).unsqueeze(1) * beams  # (B, 1)
     runner.reorder((new_parent + offset).view(-1))  # (H,)
-    if candidate_states is not None:
-        cand_node, cand_met = candidate_states
-        node = cand_node.gather(1, pick).view(-1)
-        met = cand_met.gather(1, pick.unsqueeze(-1).expand(-1, -1, met.shape[1])).flatten(0, 1)
-    return history, node, met
+    return history
 
 
 def beam_search(
@@ -231,36 +250,34 @@ def beam_search(
     logits = runner.start(input_ids, attention_mask)  # (B, V)
     runner.expand(beams)
     log_probs = torch.log_softmax(logits, dim=-1).repeat_interleave(beams, dim=0)  # (H, V)
+    vocab = log_probs.shape[1]
     beam_scores = torch.full((batch, beams), NEG_INF, device=device)
     beam_scores[:, 0] = 0.0  # all beams start equal: expand only the first
-    if automaton is not None:
-        node, met = automaton.initial_state(rows)  # (H,), (H, S)
-    else:
-        node = torch.zeros_like(rows)
-        met = torch.ones((rows.shape[0], 1), dtype=torch.bool, device=device)
+    search = _ConstraintSearch(automaton, batch, beams, device) if automaton is not None else None
     history = torch.full((batch, beams, steps), pad_id, dtype=torch.long, device=device)
     pool = _Pool.empty(batch, beams, steps, pad_id, device)
     done = torch.zeros(batch, dtype=torch.bool, device=device)
 
     for step in range(steps):
         last = step == steps - 1
-        successors = automaton.successors(rows, node, met) if automaton is not None else None
+        node = met = None
+        if search is not None and needs_state(search.automaton, eos, step, options):
+            node, met = search.flat()
+        log_probs = apply_processors(log_probs, history.view(-1, steps)[:, :step], runner.processors)
         log_probs = apply_step_masks(
-            log_probs, automaton, rows, node, met, history.view(-1, steps)[:, :step], eos, step,
-            options, successors,
+            log_probs, automaton, search.row_tables if search is not None else rows, node, met,
+            history.view(-1, steps)[:, :step], eos, step, options,
         )
-        parent, token, score = _candidates(log_probs, beam_scores, automaton, met, successors)
-        valid = torch.isfinite(score)  # (B, C)
-        candidate_states = None
-        if automaton is not None and successors is not None:
-            cand_node, cand_met, bank = _candidate_states(
-                automaton, token, parent, node, met, successors, beams
-            )
-            candidate_states = (cand_node, cand_met)
-            met_count = cand_met.sum(-1)  # (B, C)
+        parent, token, score = _candidates(
+            log_probs, beam_scores, search.letters if search is not None else None
+        )
+        if search is not None:
+            states, bank, score = search.states(parent, token, score)
+            met_rank = states[2]  # (B, C) orders candidates by sets met, as the pool ranks them
         else:
-            bank = torch.zeros_like(token)
-            met_count = bank
+            bank = met_rank = torch.zeros_like(token)
+        score = _drop_repeats(parent, token, score, vocab)
+        valid = torch.isfinite(score)  # (B, C)
         order = dba_order(bank, score, valid)  # (B, C)
         is_eos = torch.isin(token, eos)
 
@@ -273,13 +290,13 @@ def beam_search(
         ended_tokens = history.gather(1, head_parent.unsqueeze(-1).expand(-1, -1, steps))
         ended_tokens[:, :, step] = head_token
         pool.add(
-            ended_tokens, step + 1, score.gather(1, head), met_count.gather(1, head), head_eos,
+            ended_tokens, step + 1, score.gather(1, head), met_rank.gather(1, head), head_eos,
             ending, options.length_penalty,
         )
         if last:
             break
-        if automaton is not None and eos.numel():
-            _add_other_endings(pool, log_probs, beam_scores, history, met, head_parent,
+        if search is not None and eos.numel():
+            _add_other_endings(pool, log_probs, beam_scores, history, search.base, head_parent,
                                head_eos & ending, eos, step, done, options.length_penalty)
 
         # Running beams: the first `beams` valid, non-ending candidates in allocation order.
@@ -288,9 +305,9 @@ def beam_search(
         pick = order.gather(1, first)  # (B, K) candidate columns
         beam_scores = torch.where(eligible.gather(1, first), score.gather(1, pick), NEG_INF)
         new_token = token.gather(1, pick)  # (B, K)
-        history, node, met = _reorder(
-            runner, pick, parent, new_token, history, step, node, met, candidate_states
-        )
+        history = _reorder(runner, pick, parent, new_token, history, step)
+        if search is not None:
+            search.reorder(states, pick)
 
         done |= _input_done(beam_scores, pool, step + 1, options)
         if bool(done.all()):
@@ -312,7 +329,7 @@ def _add_other_endings(
     log_probs: torch.Tensor,  # (H, V) masked
     beam_scores: torch.Tensor,  # (B, K)
     history: torch.Tensor,  # (B, K, T)
-    met: torch.Tensor,  # (H, S)
+    met_rank: torch.Tensor,  # (B, K) orders the beams by sets met
     head_parent: torch.Tensor,  # (B, K) parents of the first `beams` candidates
     head_ended: torch.Tensor,  # (B, K) which of those ended with EOS (already in the pool)
     eos: torch.Tensor,  # (n_eos,)
@@ -336,7 +353,7 @@ def _add_other_endings(
     take = torch.isfinite(eos_scores) & ~already & ~done.unsqueeze(1)
     tokens = history.clone()
     tokens[:, :, step] = eos[0]
-    pool.add(tokens, step + 1, eos_scores, met.view(batch, beams, -1).sum(-1), take, take,
+    pool.add(tokens, step + 1, eos_scores, met_rank, take, take,
              length_penalty)
 
 

@@ -1,13 +1,22 @@
 """The constraint automata of a whole batch, compiled into tensors for the decoding hot path.
 
-Every input row has its own :class:`~dpc_decode.automaton.Automaton`. Their nodes are laid end to
-end in one global numbering, and each row gets a small *local alphabet*: the sorted distinct tokens
-of its phrases. A transition is then a gather in ``next_node[node, symbol]`` where ``symbol`` is
-the token's position in its row's alphabet, or the extra last column for any other token (which
-always leads back to the row's root). Tables stay ``nodes × (alphabet + 1)`` instead of
-``nodes × vocabulary``, so 300 rows of constraints over a 32k vocabulary cost kilobytes.
+Every input row has its own :class:`~dpc_decode.automaton.Automaton`; rows with the same
+constraints share one object (:class:`~dpc_decode.batch.DecodeBatch` makes sure of it), and each
+*distinct* automaton is laid out once: its nodes take a range of one global numbering, and every
+row that uses it points at that range (``root``). Each distinct automaton has a small *local
+alphabet*: the sorted distinct tokens of its phrases. A transition is a gather in
+``next_node[node, symbol]`` where ``symbol`` is the token's position in the alphabet, or the extra
+last column for any other token (which always leads back to the root). Tables stay
+``nodes × (alphabet + 1)`` instead of ``nodes × vocabulary``, so 300 rows of constraints over a 32k
+vocabulary cost kilobytes. A token's symbol is one lookup in ``symbol_table`` (distinct automata ×
+token ids, small integers) while that table stays under :data:`SYMBOL_TABLE_BUDGET` entries, else a
+binary search of the sorted alphabet.
 
-Per-hypothesis state is two tensors: ``node`` (hyps,) and ``met`` (hyps, sets) booleans. Sets are
+Compiling does a fixed number of tensor operations whatever the number of rows or of distinct
+automata: the tables of every distinct automaton are written into Python lists first and become
+tensors in one call each (on a GPU, each tensor operation is a kernel launch or a copy).
+
+Per-hypothesis state is two tensors: ``node`` and ``met`` (booleans, one column per set). Sets are
 columns of a boolean matrix rather than bits of an integer, so there is no limit on their number.
 Rows with fewer sets than the widest row have their padding columns met from the start, and so do
 *impossible* sets (every alternative contains a banned phrase): they can never be met, must not
@@ -33,7 +42,11 @@ import torch
 
 from dpc_decode.automaton import Automaton
 
-__all__ = ["Successors", "TensorAutomaton"]
+__all__ = ["SYMBOL_TABLE_BUDGET", "RowTables", "Successors", "TensorAutomaton"]
+
+#: Largest ``distinct automata × token ids`` for which symbols are looked up in a dense table
+#: of int32 (2**24 entries are 64 MiB). Beyond it, a binary search of the sorted alphabet.
+SYMBOL_TABLE_BUDGET = 2**24
 
 
 def _bit_matrix(masks: list[int], width: int) -> torch.Tensor:
@@ -44,64 +57,69 @@ def _bit_matrix(masks: list[int], width: int) -> torch.Tensor:
     return torch.tensor([[bool((m >> s) & 1) for s in range(width)] for m in masks], dtype=torch.bool)
 
 
-@dataclass(frozen=True)
-class _Block:
-    """One automaton's slice of the tables, with node ids local to it."""
+@dataclass
+class _Tables:
+    """The tables of every distinct automaton as Python lists, node ids global."""
 
-    next_node: torch.Tensor  # (n, width + 1)
-    completes: torch.Tensor  # (n, S)
-    useful: torch.Tensor  # (n, S)
-    gain: torch.Tensor  # (n, S)
-    violation: torch.Tensor  # (n,)
-    depth: torch.Tensor  # (n,)
-    min_length: torch.Tensor  # (S,)
-    initial_met: torch.Tensor  # (S,)
+    next_node: list[list[int]]
+    completes: list[int]
+    useful: list[int]
+    violation: list[bool]
+    depth: list[int]
+    gain: list[list[int]]
+    offsets: list[int]
+    alphabet: list[list[int]]
+    alphabet_valid: list[list[bool]]
+    min_length: list[list[int]]
+    initial_met: list[list[bool]]
 
     @classmethod
-    def build(cls, a: Automaton, letters: list[int], width: int, num_sets: int) -> _Block:
-        n, k = a.num_nodes, len(letters)
-        column = {t: j for j, t in enumerate(letters)}
-        # DFA rows in breadth-first order: a node's row is its failure target's row with its own
-        # children written over it (failure targets come earlier in that order).
-        rows: list[list[int]] = [[]] * n
-        for node in a.order:
-            row = rows[a.fail[node]].copy() if node else [0] * k
-            for t, child in a.children[node].items():
-                row[column[t]] = child
-            rows[node] = row
-        pad = width - k
-        # Padding letters mirror letter 0; the last column (a token outside the alphabet) is root.
-        table = torch.tensor(
-            [row + row[:1] * pad + [0] if k else [0] * (width + 1) for row in rows],
-            dtype=torch.long,
-        ).reshape(n, width + 1)
-        live = [s for s in range(a.num_sets) if s not in set(a.impossible_sets)]
-        completes = torch.zeros((n, num_sets), dtype=torch.bool)
-        useful = torch.zeros((n, num_sets), dtype=torch.bool)
-        gain = torch.zeros((n, num_sets), dtype=torch.int16)
-        min_length = torch.zeros(num_sets, dtype=torch.int16)
-        initial_met = torch.ones(num_sets, dtype=torch.bool)
-        if a.num_sets:
-            completes[:, : a.num_sets] = _bit_matrix(a.completes, a.num_sets)
-            useful[:, : a.num_sets] = _bit_matrix(a.useful, a.num_sets)
-            lengths = torch.tensor(a.min_length, dtype=torch.int32)
-            # Impossible sets have no live alternative: their "remaining" is a huge sentinel.
-            remaining = torch.tensor(a.remaining, dtype=torch.int64).clamp(max=2**15 - 1)
-            remaining = remaining.to(torch.int32).reshape(n, a.num_sets)
-            live_t = torch.tensor(live, dtype=torch.long)
-            gain[:, live_t] = (lengths[live_t] - remaining[:, live_t]).to(torch.int16)
-            min_length[live_t] = lengths[live_t].to(torch.int16)
-            initial_met[live_t] = False
-        return cls(
-            next_node=table,
-            completes=completes,
-            useful=useful,
-            gain=gain,
-            violation=torch.tensor(a.violation, dtype=torch.bool),
-            depth=torch.tensor(a.depth, dtype=torch.long),
-            min_length=min_length,
-            initial_met=initial_met,
-        )
+    def build(cls, distinct: Sequence[Automaton], letters: list[list[int]], width: int,
+              num_sets: int) -> _Tables:
+        t = cls([], [], [], [], [], [], [], [], [], [], [])
+        cap = 2**15 - 1  # gains and lengths are int16; "remaining" of an impossible set is huge
+        for a, alphabet in zip(distinct, letters):
+            offset, k = len(t.depth), len(alphabet)
+            t.offsets.append(offset)
+            column = {tok: j for j, tok in enumerate(alphabet)}
+            # DFA rows in breadth-first order: a node's row is its failure target's row with its
+            # own children written over it (failure targets come earlier in that order).
+            rows: list[list[int]] = [[]] * a.num_nodes
+            for node in a.order:
+                row = rows[a.fail[node]].copy() if node else [0] * k
+                for tok, child in a.children[node].items():
+                    row[column[tok]] = child
+                rows[node] = row
+            pad = width - k
+            for row in rows:  # padding letters mirror letter 0; the last column is the root
+                full = row + row[:1] * pad + [0] if k else [0] * (width + 1)
+                t.next_node.append([offset + n for n in full])
+            live = [s not in a.impossible_sets for s in range(a.num_sets)] + [False] * (num_sets - a.num_sets)
+            lengths = [min(n, cap) for n in a.min_length] + [0] * (num_sets - a.num_sets)
+            for node in range(a.num_nodes):
+                remaining = a.remaining[node] + [0] * (num_sets - a.num_sets)
+                t.gain.append([
+                    lengths[s] - min(remaining[s], cap) if live[s] else 0 for s in range(num_sets)
+                ])
+            t.completes.extend(a.completes)
+            t.useful.extend(a.useful)
+            t.violation.extend(a.violation)
+            t.depth.extend(a.depth)
+            t.alphabet.append(alphabet + alphabet[:1] * pad if k else [0] * width)
+            t.alphabet_valid.append([True] * k + [False] * pad)
+            t.min_length.append([n if ok else 0 for n, ok in zip(lengths, live)])
+            t.initial_met.append([not ok for ok in live])
+        return t
+
+
+@dataclass(frozen=True)
+class RowTables:
+    """The row constants of every hypothesis of one decode, looked up once
+    (:meth:`TensorAutomaton.for_rows`): a hypothesis never changes row while decoding."""
+
+    rows: torch.Tensor  # (hyps,)
+    letters: torch.Tensor  # (hyps, A)
+    min_length: torch.Tensor  # (hyps, S)
 
 
 @dataclass(frozen=True)
@@ -115,22 +133,33 @@ class Successors:
 
 @dataclass(frozen=True)
 class TensorAutomaton:
-    """Batched, compiled automata. Build with :meth:`compile`; all tensors live on one device."""
+    """Batched, compiled automata. Build with :meth:`compile`; all tensors live on one device.
+
+    Tables indexed by node (``next_node``, ``completes``, ...) hold every *distinct* automaton
+    once; tables indexed by row (``alphabet``, ``root``, ...) hold every row.
+    """
 
     automata: tuple[Automaton, ...]
+    block: torch.Tensor  # (rows,) int64: which distinct automaton each row uses
     alphabet: torch.Tensor  # (rows, A) int64; padding repeats the row's first token
     alphabet_valid: torch.Tensor  # (rows, A) bool
     next_node: torch.Tensor  # (nodes, A + 1) int64 global ids; column A: a token outside the alphabet
+    letter_next: torch.Tensor  # (nodes, A): next_node without its last column, contiguous
     completes: torch.Tensor  # (nodes, S) bool: sets completed on reaching the node
     useful: torch.Tensor  # (nodes, S) bool: the node is on the way to a live alternative of the set
     violation: torch.Tensor  # (nodes,) bool: reaching the node completes a banned phrase
     depth: torch.Tensor  # (nodes,) int64
+    partial_depth: torch.Tensor  # (nodes, S) int64: depth where useful for the set, else 0
     gain: torch.Tensor  # (nodes, S) int16: min_length[s] - tokens still needed for s from here
     min_length: torch.Tensor  # (rows, S) int16: shortest live alternative; 0 for padding/impossible
     root: torch.Tensor  # (rows,) int64
     initial_met: torch.Tensor  # (rows, S) bool: padding and impossible sets start met
+    symbol_table: torch.Tensor | None  # (distinct, W) int32: symbol of token t; None: binary search
+    sorted_alphabet: torch.Tensor  # (distinct, A + 1) int64, padded above every token id
     max_depth: int
     max_need: int  # the largest need() of any row at the start: no hypothesis ever needs more
+    has_banned: bool
+    clamp_tokens: int | None  # token ids above this share the table's last column (no vocab given)
 
     @property
     def num_rows(self) -> int:
@@ -147,63 +176,74 @@ class TensorAutomaton:
 
     @classmethod
     def compile(
-        cls, automata: Sequence[Automaton], device: torch.device | str = "cpu"
+        cls,
+        automata: Sequence[Automaton],
+        device: torch.device | str = "cpu",
+        vocab_size: int | None = None,
     ) -> TensorAutomaton:
-        """Lay the automata of a batch out as tensors on ``device``."""
+        """Lay the automata of a batch out as tensors on ``device``.
+
+        Rows given the same :class:`Automaton` object share its tables. ``vocab_size`` (the
+        model's number of logits) sizes the symbol lookup table; without it, the table covers
+        the largest letter and larger token ids are clamped onto its last column.
+        """
         automata = tuple(automata)
         num_sets = max([a.num_sets for a in automata] + [1])
-        distinct = list({id(a): a for a in automata}.values())
-        letters_of = {id(a): sorted({t for n in a.children for t in n}) for a in distinct}
-        alphabets = [letters_of[id(a)] for a in automata]
-        width = max([len(al) for al in alphabets] + [1])
+        index: dict[int, int] = {}
+        distinct: list[Automaton] = []
+        block = []
+        for a in automata:
+            if id(a) not in index:
+                index[id(a)] = len(distinct)
+                distinct.append(a)
+            block.append(index[id(a)])
+        letters = [sorted({t for n in a.children for t in n}) for a in distinct]
+        width = max([len(al) for al in letters] + [1])
+        t = _Tables.build(distinct, letters, width, num_sets)
 
-        alphabet = torch.zeros((len(automata), width), dtype=torch.long)
-        alphabet_valid = torch.zeros((len(automata), width), dtype=torch.bool)
-        blocks: dict[int, _Block] = {}
-        parts: list[_Block] = []
-        offsets: list[int] = []
-        offset = 0
-        for r, (a, letters) in enumerate(zip(automata, alphabets)):
-            block = blocks.get(id(a))
-            if block is None:  # rows that share constraints share one Automaton: build it once
-                block = blocks[id(a)] = _Block.build(a, letters, width, num_sets)
-            if letters:
-                alphabet[r, : len(letters)] = torch.tensor(letters)
-                alphabet[r, len(letters) :] = letters[0]
-                alphabet_valid[r, : len(letters)] = True
-            parts.append(block)
-            offsets.append(offset)
-            offset += a.num_nodes
-        shift = torch.repeat_interleave(
-            torch.tensor(offsets, dtype=torch.long), torch.tensor([a.num_nodes for a in automata])
+        block_t = torch.tensor(block, dtype=torch.long)
+        next_node = torch.tensor(t.next_node, dtype=torch.long)
+        depth = torch.tensor(t.depth, dtype=torch.long)
+        useful = _bit_matrix(t.useful, num_sets)
+        top = max([al[-1] for al in letters if al] + [0])
+        columns = vocab_size if vocab_size is not None else top + 2
+        symbol_table = None
+        if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
+            symbol_table = torch.full((len(distinct), columns), width, dtype=torch.int32)
+            rows_i = [d for d, al in enumerate(letters) for _ in al]
+            symbol_table[rows_i, [tok for al in letters for tok in al]] = torch.tensor(
+                [j for al in letters for j in range(len(al))], dtype=torch.int32
+            )
+        sentinel = torch.iinfo(torch.long).max  # above every token id
+        sorted_alphabet = torch.tensor(
+            [al + [sentinel] * (width + 1 - len(al)) for al in letters], dtype=torch.long
         )
-        next_node = torch.cat([b.next_node for b in parts]) + shift.unsqueeze(1)
-        completes = torch.cat([b.completes for b in parts])
-        useful = torch.cat([b.useful for b in parts])
-        gain = torch.cat([b.gain for b in parts])
-        violation = torch.cat([b.violation for b in parts])
-        depth = torch.cat([b.depth for b in parts])
-        min_length = torch.stack([b.min_length for b in parts])
-        initial_met = torch.stack([b.initial_met for b in parts])
-        root = torch.tensor(offsets, dtype=torch.long)
-        max_need = max([a.need(a.start()) for a in distinct] + [0])
-
-        max_depth = max([max(a.depth) for a in automata] + [0])
+        tensors = {
+            "block": block_t,
+            "alphabet": torch.tensor(t.alphabet, dtype=torch.long)[block_t],
+            "alphabet_valid": torch.tensor(t.alphabet_valid, dtype=torch.bool)[block_t],
+            "next_node": next_node,
+            "letter_next": next_node[:, :width].contiguous(),
+            "completes": _bit_matrix(t.completes, num_sets),
+            "useful": useful,
+            "violation": torch.tensor(t.violation, dtype=torch.bool),
+            "depth": depth,
+            "partial_depth": torch.where(useful, depth.unsqueeze(1), 0),
+            "gain": torch.tensor(t.gain, dtype=torch.int16).reshape(-1, num_sets),
+            "min_length": torch.tensor(t.min_length, dtype=torch.int16)[block_t],
+            "root": torch.tensor(t.offsets, dtype=torch.long)[block_t],
+            "initial_met": torch.tensor(t.initial_met, dtype=torch.bool)[block_t],
+            "symbol_table": symbol_table,
+            "sorted_alphabet": sorted_alphabet,
+        }
+        moved = {k: (v.to(device) if v is not None else None) for k, v in tensors.items()}
         return cls(
             automata=automata,
-            alphabet=alphabet.to(device),
-            alphabet_valid=alphabet_valid.to(device),
-            next_node=next_node.to(device),
-            completes=completes.to(device),
-            useful=useful.to(device),
-            violation=violation.to(device),
-            depth=depth.to(device),
-            gain=gain.to(device),
-            min_length=min_length.to(device),
-            root=root.to(device),
-            initial_met=initial_met.to(device),
-            max_depth=max_depth,
-            max_need=max_need,
+            max_depth=max(t.depth + [0]),
+            max_need=max([a.need(a.start()) for a in distinct] + [0]),
+            has_banned=any(t.violation),
+            clamp_tokens=None if vocab_size is not None else columns - 1,
+            **moved,
         )
 
     # ------------------------------------------------------------------ hot path
@@ -211,29 +251,45 @@ class TensorAutomaton:
         """``(node, met)`` before any generated token, for hypotheses of the given rows (hyps,)."""
         return self.root[rows], self.initial_met[rows]
 
+    def block_symbols(self, blocks: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """Position of each token in its automaton's alphabet, or ``A`` for tokens outside it.
+
+        ``blocks`` (distinct-automaton ids, ``self.block[rows]``) broadcasts against ``tokens``
+        (e.g. (B, 1) against (B, C)); same shape out, int32 or int64.
+        """
+        if self.symbol_table is not None:
+            if self.clamp_tokens is not None:
+                tokens = tokens.clamp(max=self.clamp_tokens)
+            return self.symbol_table[blocks, tokens]
+        flat = tokens.reshape(-1, 1)  # (N, 1)
+        letters = self.sorted_alphabet[blocks.expand_as(tokens).reshape(-1)]  # (N, A + 1), sorted
+        pos = torch.searchsorted(letters, flat)  # (N, 1); the padding is above every token id
+        hit = letters.gather(1, pos) == flat
+        return torch.where(hit, pos, self.alphabet_size).reshape(tokens.shape)
+
     def symbols(self, rows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Position of each token in its row's alphabet, or ``A`` for tokens outside it.
 
         rows: (hyps,); tokens: (hyps, k) or (hyps,) -> same shape as tokens.
         """
-        squeeze = tokens.dim() == 1
-        tok = tokens.unsqueeze(-1) if squeeze else tokens  # (hyps, k)
-        letters = self.alphabet[rows]  # (hyps, A)
-        valid = self.alphabet_valid[rows]  # (hyps, A)
-        hit = (tok.unsqueeze(-1) == letters.unsqueeze(1)) & valid.unsqueeze(1)  # (hyps, k, A)
-        found = hit.any(-1)
-        sym = torch.where(found, hit.to(torch.uint8).argmax(-1), self.alphabet_size)
-        return sym.squeeze(-1) if squeeze else sym
+        blocks = self.block[rows]
+        return self.block_symbols(blocks if tokens.dim() == 1 else blocks.unsqueeze(1), tokens).long()
 
-    def successors(self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor) -> Successors:
+    def for_rows(self, rows: torch.Tensor) -> RowTables:
+        """The row constants of hypotheses of these rows (hyps,), for the per-step functions."""
+        return RowTables(rows, self.alphabet[rows], self.min_length[rows])
+
+    def successors(
+        self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
+    ) -> Successors:
         """Every letter of each hypothesis's alphabet, with the state it leads to.
 
         rows, nodes: (hyps,), met: (hyps, S). One row gather of the transition table; padding
-        letters repeat the first letter and its transition. Computed once per step and shared by
-        the masks and the candidate selection.
+        letters repeat the first letter and its transition.
         """
-        nxt = self.next_node[nodes, : self.alphabet_size]  # (hyps, A)
-        return Successors(self.alphabet[rows], nxt, met.unsqueeze(1) | self.completes[nxt])
+        letters = rows.letters if isinstance(rows, RowTables) else self.alphabet[rows]
+        nxt = self.letter_next[nodes]  # (hyps, A)
+        return Successors(letters, nxt, met.unsqueeze(1) | self.completes[nxt])
 
     def step(self, nodes: torch.Tensor, symbols: torch.Tensor) -> torch.Tensor:
         """Next nodes: nodes (hyps,) or (hyps, 1); symbols (hyps, k) -> (hyps, k)."""
@@ -248,21 +304,27 @@ class TensorAutomaton:
         nxt = self.next_node[nodes, self.symbols(rows, tokens)]  # (hyps,)
         return nxt, met | self.completes[nxt]
 
-    def need(self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
+    def need(
+        self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
+    ) -> torch.Tensor:
         """Tokens an achievable plan still needs to meet every set (see :meth:`Automaton.need`).
 
-        rows: (...,), nodes: (...,), met: (..., S) -> (...,) int32.
+        rows: (...,) or the :class:`RowTables` of (hyps,), nodes: (...,), met: (..., S) ->
+        (...,) int32. With RowTables, nodes and met may carry one more dimension (hyps, A).
         """
-        zero = torch.zeros((), dtype=torch.int16, device=met.device)
-        total = torch.where(met, zero, self.min_length[rows]).sum(-1, dtype=torch.int32)
-        gain = torch.where(met, zero, self.gain[nodes]).amax(-1)
-        return total - gain.to(torch.int32)
+        return self.unmet_length(rows, met) - torch.where(met, 0, self.gain[nodes]).amax(-1)
+
+    def unmet_length(self, rows: torch.Tensor | RowTables, met: torch.Tensor) -> torch.Tensor:
+        """Shortest alternative of every unmet set, added up: ``need`` at the root (..., ) int32."""
+        if isinstance(rows, RowTables):
+            lengths = rows.min_length if met.dim() == 2 else rows.min_length.unsqueeze(1)
+        else:
+            lengths = self.min_length[rows]
+        return torch.where(met, 0, lengths).sum(-1, dtype=torch.int32)
 
     def progress(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
         """Beam-allocation bank of a state: sets met first, then the depth of the partial match if
         it leads towards an unmet set. An exact integer encoding of that lexicographic pair
         (``depth <= max_depth``), so banks compare as the pairs do."""
-        partial = torch.where(
-            (self.useful[nodes] & ~met).any(-1), self.depth[nodes], torch.zeros_like(nodes)
-        )
+        partial = torch.where(met, 0, self.partial_depth[nodes]).amax(-1)
         return met.sum(-1) * (self.max_depth + 1) + partial

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -120,7 +121,7 @@ def test_options_are_honoured():
         for o in outputs:
             ids = list(o.token_ids)
             assert len(ids) + int(o.finished) >= 6
-            bigrams = list(zip(ids, ids[1:]))
+            bigrams = list(itertools.pairwise(ids))
             assert len(bigrams) == len(set(bigrams))
 
 

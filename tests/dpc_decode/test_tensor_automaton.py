@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpc_decode import tensor_automaton
 from dpc_decode.automaton import Automaton
 from dpc_decode.tensor_automaton import TensorAutomaton
 
@@ -16,11 +20,21 @@ row = st.tuples(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.parametrize("lookup", ["table", "table-vocab", "binary-search"])
+@settings(max_examples=100, deadline=None)
 @given(rows=st.lists(row, min_size=1, max_size=4), data=st.data())
-def test_tensor_walk_equals_reference(rows, data):
+def test_tensor_walk_equals_reference(lookup, rows, data):
     automata = [Automaton(sets, banned) for sets, banned in rows]
-    ta = TensorAutomaton.compile(automata)
+    if data.draw(st.booleans()):  # rows with equal constraints share one object, and its tables
+        automata = automata + automata[:1]
+        seqs_extra = 1
+    else:
+        seqs_extra = 0
+    budget = 0 if lookup == "binary-search" else tensor_automaton.SYMBOL_TABLE_BUDGET
+    with mock.patch.object(tensor_automaton, "SYMBOL_TABLE_BUDGET", budget):
+        ta = TensorAutomaton.compile(automata, vocab_size=8 if lookup == "table-vocab" else None)
+    assert (ta.symbol_table is None) == (lookup == "binary-search")
+    rows = rows + rows[:seqs_extra]
     length = data.draw(st.integers(1, 12))
     # Tokens 0..7: some inside every alphabet, some (6, 7) outside all of them.
     seqs = [data.draw(st.lists(st.integers(0, 7), min_size=length, max_size=length)) for _ in rows]
@@ -52,3 +66,18 @@ def test_alphabet_padding_mirrors_first_letter():
     # Column 2 of row 0 is padding: same transitions as column 0.
     nodes = torch.arange(int(ta.root[1]))
     assert torch.equal(ta.next_node[nodes, 2], ta.next_node[nodes, 0])
+
+
+def test_rows_with_one_automaton_share_its_nodes():
+    shared = Automaton([[[3, 4], [5]], [[6]]])
+    other = Automaton([[[7]]])
+    ta = TensorAutomaton.compile([shared, other, shared, shared])
+    assert ta.root.tolist() == [0, shared.num_nodes, 0, 0]
+    assert ta.next_node.shape[0] == shared.num_nodes + other.num_nodes
+    assert ta.block.tolist() == [0, 1, 0, 0]
+
+
+def test_symbols_of_tokens_outside_every_alphabet():
+    ta = TensorAutomaton.compile([Automaton([[[3, 900]]])], vocab_size=1000)
+    rows = torch.zeros(4, dtype=torch.long)
+    assert ta.symbols(rows, torch.tensor([3, 900, 0, 999])).tolist() == [0, 1, 2, 2]

@@ -10,24 +10,26 @@ Use::
 
 transformers runs this file instead of its own decoding loop. It requires the ``dpc`` package
 to be installed (``requirements.txt``); all the work is done by :func:`dpc_decode.generate`.
+Generation settings are read as transformers reads them (arguments, then ``generation_config``,
+then the model's) and each is applied or refused (:mod:`dpc_decode.generation_config`).
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
 
-
-def _setting(name: str, kwargs: dict[str, Any], config: Any, model: Any, default: Any) -> Any:
-    if name in kwargs:
-        return kwargs.pop(name)
-    for source in (config, getattr(model, "generation_config", None)):
-        value = getattr(source, name, None) if source is not None else None
-        if value is not None:
-            return value
-    return default
+#: Arguments transformers' ``generate`` always passes on; ``None`` (or empty) means unused.
+_UNSUPPORTED_ARGUMENTS = {
+    "stopping_criteria": "dpc stops at EOS or max_new_tokens only",
+    "prefix_allowed_tokens_fn": "give dpc constraints as `constraints=` or `banned=`",
+    "assistant_model": "assisted decoding is not DPC beam search",
+    "streamer": "dpc returns whole outputs, it does not stream",
+    "negative_prompt_ids": "classifier-free guidance is not DPC beam search",
+    "negative_prompt_attention_mask": "classifier-free guidance is not DPC beam search",
+    "synced_gpus": "dpc decodes on one device",
+}
 
 
 def generate(
@@ -35,85 +37,76 @@ def generate(
     inputs: torch.Tensor | None = None,
     generation_config: Any = None,
     logits_processor: Any = None,
-    stopping_criteria: Any = None,
     constraints: Any = None,
     banned: Any = None,
     tokenizer: Any = None,
+    strict: bool = False,
+    feasible: bool = True,
     **kwargs: Any,
 ) -> Any:
     """Decode with dpc; returns token ids shaped as transformers does (prompt included for
-    decoder-only models, the decoder start token first for encoder-decoder models), or with
-    ``return_dict_in_generate=True`` a dict with ``sequences``, ``sequences_scores`` and
-    ``dpc_outputs`` (the full :class:`dpc_decode.GeneratedSequence` reports)."""
-    from dpc_decode import BeamSearchOptions, SamplingOptions
+    decoder-only models, the decoder start token first for encoder-decoder models), one row per
+    input and returned sequence, or with ``return_dict_in_generate=True`` a dict with
+    ``sequences``, ``sequences_scores`` and ``dpc_outputs`` (the full
+    :class:`dpc_decode.GeneratedSequence` reports). ``logits_processor`` objects are applied
+    after the ones the settings ask for, as transformers does."""
+    from dpc_decode import DpcError
     from dpc_decode import generate as dpc_generate
     from dpc_decode import sample as dpc_sample
+    from dpc_decode.generation_config import read_generation_request
+    from dpc_decode.model_runner import decoder_start_id
 
-    if logits_processor or stopping_criteria:
-        warnings.warn("dpc custom_generate ignores `logits_processor` and `stopping_criteria`",
-                      stacklevel=2)
+    for name, reason in _UNSUPPORTED_ARGUMENTS.items():
+        value = kwargs.pop(name, None)
+        if value is not None and value is not False and not (isinstance(value, list) and not value):
+            raise DpcError(f"dpc custom_generate got `{name}`: {reason}")
     input_ids = inputs if inputs is not None else kwargs.pop("input_ids", None)
     if input_ids is None:
-        raise ValueError("dpc custom_generate needs `input_ids` (or `inputs`)")
+        raise DpcError("dpc custom_generate needs `input_ids` (or `inputs`)")
     attention_mask = kwargs.pop("attention_mask", None)
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
+    is_enc_dec = bool(model.config.is_encoder_decoder)
+    request, rest = read_generation_request(
+        model, generation_config, kwargs, 1 if is_enc_dec else input_ids.shape[-1],
+        strict=strict, feasible=feasible,
+    )
+    unused = sorted(k for k, v in rest.items() if v is not None)
+    if unused:
+        raise DpcError(f"dpc custom_generate does not use {', '.join(f'`{k}`' for k in unused)}")
     prompts = [row[m.bool()].tolist() for row, m in zip(input_ids.cpu(), attention_mask.cpu())]
 
-    cfg = generation_config
-    common = {
-        "max_new_tokens": _setting("max_new_tokens", kwargs, cfg, model, 20),
-        "min_new_tokens": _setting("min_new_tokens", kwargs, cfg, model, 0) or 0,
-        "no_repeat_ngram_size": _setting("no_repeat_ngram_size", kwargs, cfg, model, 0) or 0,
-        "strict": kwargs.pop("strict", False),
-        "feasible": kwargs.pop("feasible", True),
-    }
-    do_sample = bool(_setting("do_sample", kwargs, cfg, model, False))
-    return_dict = bool(_setting("return_dict_in_generate", kwargs, cfg, model, False))
-    eos = _setting("eos_token_id", kwargs, cfg, model, None)
-    pad = _setting("pad_token_id", kwargs, cfg, model, None)
-    if do_sample:
-        options: Any = SamplingOptions(
-            num_samples=_setting("num_return_sequences", kwargs, cfg, model, 1),
-            temperature=_setting("temperature", kwargs, cfg, model, 1.0),
-            top_k=_setting("top_k", kwargs, cfg, model, 0) or 0,
-            top_p=_setting("top_p", kwargs, cfg, model, 1.0),
-            **common,
-        )
-        results = dpc_sample(model, tokenizer, prompts, constraints, banned=banned,
-                             options=options, eos_token_id=eos, pad_token_id=pad)
-    else:
-        options = BeamSearchOptions(
-            num_beams=_setting("num_beams", kwargs, cfg, model, 1),
-            num_return_sequences=_setting("num_return_sequences", kwargs, cfg, model, 1),
-            length_penalty=_setting("length_penalty", kwargs, cfg, model, 1.0),
-            early_stopping=_setting("early_stopping", kwargs, cfg, model, False),
-            **common,
-        )
-        results = dpc_generate(model, tokenizer, prompts, constraints, banned=banned,
-                               options=options, eos_token_id=eos, pad_token_id=pad)
+    decode = dpc_sample if request.sampling else dpc_generate
+    results = decode(model, tokenizer, prompts, constraints, banned=banned,
+                     options=request.options, eos_token_id=request.eos_token_id,
+                     pad_token_id=request.pad_token_id, generation_config=request.config,
+                     logits_processor=logits_processor)
 
-    pad_id = pad if pad is not None else 0
+    eos = request.eos_token_id
+    pad_id = request.pad_token_id if request.pad_token_id is not None else 0
     eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
-    if model.config.is_encoder_decoder:
-        start = model.generation_config.decoder_start_token_id
-        if start is None:
-            start = model.config.decoder_start_token_id
-        heads = [[start] for _ in prompts]
+    if is_enc_dec:
+        heads = [[decoder_start_id(model)] for _ in prompts]
     else:
         heads = [list(map(int, row)) for row in input_ids.cpu()]  # the (padded) prompt as given
+    per_input = getattr(request.options, "num_return_sequences", None) or request.options.num_samples
     rows, scores = [], []
     for head, outputs in zip(heads, results):
         for out in outputs:
             tail = list(out.token_ids) + ([eos_ids[0]] if out.finished and eos_ids else [])
             rows.append(head + tail)
             scores.append(out.score)
+        # One row per input and sequence even if an input got fewer (a vocabulary smaller than
+        # the beam): the prompt alone, scored -inf; `dpc_outputs` shows what was found.
+        for _ in range(per_input - len(outputs)):
+            rows.append(list(head))
+            scores.append(float("-inf"))
     width = max((len(r) for r in rows), default=0)
     sequences = torch.full((len(rows), width), pad_id, dtype=torch.long)
     for i, r in enumerate(rows):
         sequences[i, : len(r)] = torch.tensor(r, dtype=torch.long)
     sequences = sequences.to(input_ids.device)
-    if not return_dict:
+    if not request.return_dict:
         return sequences
     return {
         "sequences": sequences,
