@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from causal_mining.cli import add_mine_parser
 from cause_effect_graph.cli import add_graph_parser
+from dpc_errors import DpcError
 from guided_generation.cli import add_generate_parser
 from tasks.cli import add_eval_commands
 from tasks.copa.dataset import copa_texts
@@ -47,9 +48,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: What an interrupted command kept, for the commands that say nothing more (their outputs are
+#: written to a temporary name and renamed, whole or not at all).
+NOTHING_KEPT = "no output was written (outputs are written whole or not at all); run it again"
+
+
+def _command(args: argparse.Namespace) -> str:
+    words = [getattr(args, key, None) for key in ("command", "graph_command", "task",
+                                                   "train_command")]
+    return " ".join(["dpc", *(w for w in words if isinstance(w, str))])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    """Run ``dpc ARGV``; return the exit status.
+
+    0 on success; 2 for bad input, with one line on stderr (every :class:`~dpc_errors.DpcError`,
+    and the operating system's errors: a full disk, a file that cannot be read); 130 when
+    interrupted (Ctrl-C, SIGINT), with one line saying what was kept and how to resume (each
+    command's ``interrupted(args)``, given with its parser's defaults).
+    """
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("dpc: interrupted before the command started: nothing was done", file=sys.stderr)
+        return 130
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        note = getattr(args, "interrupted", None)
+        print(f"{_command(args)}: interrupted: {note(args) if note else NOTHING_KEPT}",
+              file=sys.stderr)
+        return 130
+    except (DpcError, OSError, MemoryError) as err:
+        # a command prints its own errors; these got past it (a disk that fills up, memory)
+        reason = str(err) or type(err).__name__
+        print(f"{_command(args)}: error: {reason}", file=sys.stderr)
+        return 2
+    except RuntimeError as err:
+        if type(err).__name__ != "OutOfMemoryError":  # torch.OutOfMemoryError (no torch import)
+            raise
+        print(f"{_command(args)}: error: out of memory on the device: "
+              f"{str(err).splitlines()[0] if str(err) else ''}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,13 +23,13 @@ import json
 import sys
 from typing import Any
 
-from causal_mining.errors import MiningError
 from causal_mining.extract import ExtractOptions
 from causal_mining.mine import mine
 from causal_mining.options import ENGINES, MineOptions
 from causal_mining.readers import ReaderOptions
+from dpc_errors import DpcError
 
-__all__ = ["add_mine_parser", "to_options", "run_mine", "main"]
+__all__ = ["add_mine_parser", "interrupted_note", "main", "run_mine", "to_options"]
 
 
 def add_mine_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -56,7 +56,10 @@ def add_mine_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="tag where needed but skip the dependency-parse check of every "
                         "pair (about 1.8x faster, less precise)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.set_defaults(func=run_mine)
+    parser.add_argument("--follow-symlinks", action="store_true",
+                        help="read symbolic links that point out of the input folders "
+                        "(default: skip them, and count them in the report)")
+    parser.set_defaults(func=run_mine, interrupted=interrupted_note)
     return parser
 
 
@@ -73,6 +76,7 @@ def to_options(args: argparse.Namespace) -> MineOptions:
         extract=ExtractOptions(use_tags=not args.no_tags, use_parse=not args.no_parse),
         reader=ReaderOptions(text_field=args.text_field),
         progress=not args.no_progress,
+        follow_symlinks=args.follow_symlinks,
     )
 
 
@@ -80,7 +84,7 @@ def run_mine(args: argparse.Namespace) -> int:
     """Run ``dpc mine``; print a summary; return the exit status (2 on a mining error)."""
     try:
         report = mine(to_options(args))
-    except MiningError as error:
+    except DpcError as error:  # MiningError, and OutputError for --out
         print(f"dpc mine: error: {error}", file=sys.stderr)
         return 2
     summary = {k: report[k] for k in ("pairs", "sentences", "text_bytes", "wall_seconds",
@@ -88,6 +92,12 @@ def run_mine(args: argparse.Namespace) -> int:
     print(json.dumps(summary, indent=1))
     print(f"report: {args.out}/report.md", file=sys.stderr)
     return 0
+
+
+def interrupted_note(args: argparse.Namespace) -> str:
+    """What an interrupted ``dpc mine`` kept, and how to go on (``dpc`` prints it)."""
+    return (f"the finished parts are kept in {args.out}/parts; run the same command again to "
+            "resume")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import signal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,12 @@ from causal_mining.options import MineOptions
 from causal_mining.worker import mine_file
 
 __all__ = ["run_local"]
+
+
+def _ignore_interrupts() -> None:
+    """Worker processes leave Ctrl-C (SIGINT, sent to the whole process group) to the parent,
+    which stops the pool: one message, not a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _mine_with_queue(
@@ -55,7 +62,8 @@ def run_local(files: Sequence[Path], options: MineOptions) -> list[dict[str, Any
                 summaries[i] = mine_file(i, str(files[i]), options.out, options, bar.update)
             return [summaries[i] for i in range(len(files))]
         context = mp.get_context("spawn")
-        with context.Manager() as manager, context.Pool(min(options.n_workers, len(files))) as pool:
+        with context.Manager() as manager, context.Pool(
+                min(options.n_workers, len(files)), initializer=_ignore_interrupts) as pool:
             progress = manager.Queue()
             pending = {
                 i: pool.apply_async(

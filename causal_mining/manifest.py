@@ -98,7 +98,13 @@ def check_or_write_manifest(options: MineOptions, files: list[Path]) -> bool:
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, manifest)
         return False
-    old = read_json(path)
+    try:
+        old = read_json(path)
+    except (OSError, ValueError) as err:  # UnicodeDecodeError and JSONDecodeError are both
+        old = err
+    if not isinstance(old, dict) or old.get("version") != VERSION or "identity" not in old:
+        raise ResumeError(f"{os.fspath(out)} holds a {MANIFEST} that dpc mine did not write; "
+                          "use another --out")
     problems = _differences(old.get("identity"), manifest["identity"])
     if old.get("inputs") != manifest["inputs"]:
         problems.append(

@@ -51,6 +51,9 @@ class MineOptions:
         is refused).
     progress
         Show a tqdm progress bar.
+    follow_symlinks
+        Read symbolic links in the input folders that point out of them (by default they are
+        skipped and counted in the report; see :func:`causal_mining.readers.expand_inputs`).
     """
 
     inputs: tuple[str, ...]
@@ -63,6 +66,7 @@ class MineOptions:
     extract: ExtractOptions = field(default_factory=ExtractOptions)
     reader: ReaderOptions = field(default_factory=ReaderOptions)
     progress: bool = False
+    follow_symlinks: bool = False
 
     def __post_init__(self) -> None:
         if not self.inputs:

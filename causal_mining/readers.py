@@ -119,10 +119,70 @@ class ReadStats:
         }
 
 
-def expand_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[Path]:
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved) lies in the folder ``root`` (resolved)."""
+    return path == root or root in path.parents
+
+
+def _glob_base(pattern: str) -> Path:
+    """The leading folders of a glob pattern, up to its first wildcard."""
+    parts: list[str] = []
+    for part in Path(pattern).parts[:-1]:
+        if glob.has_magic(part):
+            break
+        parts.append(part)
+    return Path(*parts) if parts else Path(".")
+
+
+def _walk(root: Path, follow_symlinks: bool, skipped: list[str]) -> list[Path]:
+    """The files under ``root``, hidden ones (``.name``) left out.
+
+    A symbolic link is read only if it points inside ``root``, a link to a folder is not
+    walked into (what it holds inside ``root`` is walked through its real path), unless
+    ``follow_symlinks``; links left out of ``root`` are added to ``skipped``. Followed links to
+    folders are walked once each (a link to an ancestor does not loop).
+    """
+    real_root = root.resolve()
+    found: list[Path] = []
+    seen = {real_root}
+    for folder, dirs, names in os.walk(root, followlinks=follow_symlinks):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        kept = []
+        for d in dirs:
+            sub = Path(folder, d)
+            target = sub.resolve()
+            if sub.is_symlink() and not follow_symlinks:
+                if not _inside(target, real_root):
+                    skipped.append(os.fspath(sub))
+                continue
+            if target not in seen:
+                seen.add(target)
+                kept.append(d)
+        dirs[:] = kept
+        for name in sorted(names):
+            path = Path(folder, name)
+            if name.startswith(".") or not path.is_file():
+                continue
+            if (not follow_symlinks and path.is_symlink()
+                    and not _inside(path.resolve(), real_root)):
+                skipped.append(os.fspath(path))
+                continue
+            found.append(path)
+    return sorted(found)
+
+
+def expand_inputs(
+    inputs: Sequence[str | os.PathLike[str]],
+    follow_symlinks: bool = False,
+    skipped: list[str] | None = None,
+) -> list[Path]:
     """Resolve files, folders and globs into a sorted, de-duplicated list of files.
 
-    Hidden files (name starting with ``.``) inside folders are ignored.
+    Hidden files (name starting with ``.``) inside folders are ignored. A file named as an input
+    is read even if it is a symbolic link (it was asked for by name); a link met inside a folder
+    or matched by a glob is read only if it points inside that folder (the glob's folder before
+    its first wildcard), unless ``follow_symlinks``. The links left out are appended to
+    ``skipped`` when a list is given.
 
     Raises
     ------
@@ -136,6 +196,7 @@ def expand_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     ...
     causal_mining.errors.MiningInputError: input '/nonexistent/*.txt' matches no file
     """
+    skipped = [] if skipped is None else skipped
     files: list[Path] = []
     for item in inputs:
         text = os.fspath(item)
@@ -143,15 +204,21 @@ def expand_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[Path]:
         if path.is_file():
             found = [path]
         elif path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*")
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            found = _walk(path, follow_symlinks, skipped)
         else:
-            found = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+            base = _glob_base(text).resolve()
+            found = []
+            for match in sorted(Path(p) for p in glob.glob(text, recursive=True)):
+                if not match.is_file():
+                    continue
+                if not follow_symlinks and not _inside(match.resolve(), base):
+                    skipped.append(os.fspath(match))
+                    continue
+                found.append(match)
         if not found:
-            raise MiningInputError(f"input {text!r} matches no file")
+            raise MiningInputError(f"input {text!r} matches no file"
+                                   + (f" it may read ({len(skipped)} symbolic links point out "
+                                      "of it: --follow-symlinks reads them)" if skipped else ""))
         files.extend(found)
     unique = sorted({p.resolve(): None for p in files})
     if not unique:
@@ -178,28 +245,48 @@ def input_format(path: Path) -> str:
 
 
 class _Counting(io.RawIOBase):
-    """Raw stream that counts the bytes read through it."""
+    """Raw stream that counts the bytes read through it.
 
-    def __init__(self, inner: IO[bytes]) -> None:
+    With ``keep_truncated`` it reads one decompressed chunk at a time (``read1``), and a
+    compressed stream that breaks off (a truncated ``.gz``/``.xz``/...) ends like a normal end
+    of file, the error kept in :attr:`error`: everything decompressed before the break reaches
+    the reader. Without it, the break raises.
+    """
+
+    def __init__(self, inner: IO[bytes], keep_truncated: bool = False) -> None:
         self.inner = inner
         self.count = 0
+        self.keep_truncated = keep_truncated
+        self.error: BaseException | None = None
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        data = self.inner.read(len(buffer))
+        if self.error is not None:
+            return 0
+        if not self.keep_truncated:
+            data = self.inner.read(len(buffer))
+        else:
+            try:
+                data = getattr(self.inner, "read1", self.inner.read)(len(buffer))
+            except _truncation_errors() as error:
+                self.error = error
+                return 0
         n = len(data)
         buffer[:n] = data
         self.count += n
         return n
 
 
-def open_decompressed(path: Path) -> tuple[io.BufferedReader, _Counting, IO[bytes]]:
+def open_decompressed(
+    path: Path, keep_truncated: bool = False
+) -> tuple[io.BufferedReader, _Counting, IO[bytes]]:
     """Open ``path`` and undo its compression (detected from the magic bytes).
 
     Returns the buffered decompressed stream, the byte counter under it, and the raw file
-    (whose position tells how far into the file we are).
+    (whose position tells how far into the file we are). With ``keep_truncated``, a stream that
+    breaks off ends there, and the counter's ``error`` says why; without, the break raises.
     """
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
     head = raw.read(8)
@@ -218,7 +305,7 @@ def open_decompressed(path: Path) -> tuple[io.BufferedReader, _Counting, IO[byte
         stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
     else:
         stream = raw
-    counter = _Counting(stream)
+    counter = _Counting(stream, keep_truncated)
     return io.BufferedReader(counter, buffer_size=1 << 16), counter, raw
 
 
@@ -255,15 +342,22 @@ codecs.register_error("dpc-count-replace", _ReplacementCounter.handler)
 
 
 def _lines(
-    text: io.TextIOWrapper, stats: ReadStats, name: str, limit: int
+    text: io.TextIOWrapper, stats: ReadStats, name: str, limit: int,
+    broken: Callable[[], bool] = lambda: False,
 ) -> Iterator[tuple[int, str]]:
-    """Numbered lines, each at most ``limit`` characters; longer lines are skipped and counted."""
+    """Numbered lines, each at most ``limit`` characters; longer lines are skipped and counted.
+
+    The last line of a stream that broke off (``broken()``) is dropped unless it is whole (ends
+    with a newline): it would be half a sentence.
+    """
     number = 0
     while True:
         line = text.readline(limit)
         if not line:
             return
         number += 1
+        if not line.endswith("\n") and len(line) < limit and broken():
+            return
         if len(line) >= limit and not line.endswith("\n"):
             skipped = len(line)
             while True:
@@ -363,9 +457,10 @@ def _warc_documents(
 
 
 def _jsonl_documents(
-    text: io.TextIOWrapper, stats: ReadStats, name: str, options: ReaderOptions
+    text: io.TextIOWrapper, stats: ReadStats, name: str, options: ReaderOptions,
+    broken: Callable[[], bool] = lambda: False,
 ) -> Iterator[Document]:
-    for number, line in _lines(text, stats, name, options.max_line_chars):
+    for number, line in _lines(text, stats, name, options.max_line_chars, broken):
         if not line.strip():
             continue
         try:
@@ -417,13 +512,16 @@ def read_documents(
         stats.warn("empty_file", f"{name}: empty file")
         return
     fmt = input_format(path)
-    buffered, counter, raw = open_decompressed(path)
+    buffered, counter, raw = open_decompressed(path, keep_truncated=True)
     before = _ReplacementCounter.count
     try:
         try:
             head = buffered.peek(8192)[:8192]
         except _truncation_errors() as error:
             stats.warn("truncated", f"{name}: unreadable compressed stream ({error})")
+            return
+        if not head and counter.error is not None:
+            stats.warn("truncated", f"{name}: unreadable compressed stream ({counter.error})")
             return
         if not head:
             stats.warn("empty_file", f"{name}: empty after decompression")
@@ -437,11 +535,15 @@ def read_documents(
             documents = _warc_documents(buffered, stats, name, options)
         else:
             text = io.TextIOWrapper(buffered, encoding="utf-8", errors="dpc-count-replace")
+
+            def broken() -> bool:
+                return counter.error is not None
+
             if fmt == "jsonl":
-                documents = _jsonl_documents(text, stats, name, options)
+                documents = _jsonl_documents(text, stats, name, options, broken)
             else:
                 documents = _paragraphs(
-                    _lines(text, stats, name, options.max_line_chars), name,
+                    _lines(text, stats, name, options.max_line_chars, broken), name,
                     options.max_paragraph_chars,
                 )
         try:
@@ -452,9 +554,12 @@ def read_documents(
                 if position is not None:
                     position(raw.tell())
         except _truncation_errors() as error:
-            stats.warn("truncated", f"{name}: stream broken after {counter.count} bytes ({error})")
+            counter.error = counter.error or error
         except UnicodeDecodeError as error:  # pragma: no cover - handler replaces instead
             stats.warn("bad_encoding", f"{name}: {error}")
+        if counter.error is not None:
+            stats.warn("truncated", f"{name}: compressed stream broken after {counter.count} "
+                       f"bytes ({counter.error}); what was read before is kept")
     finally:
         stats.text_bytes += counter.count
         invalid = _ReplacementCounter.count - before

@@ -115,6 +115,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += _table("Pairs per category", report["pairs_per_category"], pairs)
     lines += _table("Drops per filter", report["drops"])
     if report["skipped_input"]:
+        # "truncated": compressed files that break off (what was read before the break is
+        # mined); "symlink_out_of_input": links not followed (--follow-symlinks)
         lines += _table("Skipped input", report["skipped_input"])
     if report["warnings"]:
         lines += ["## Warnings (first ones)", ""] + [f"- {w}" for w in report["warnings"][:50]]

@@ -25,6 +25,7 @@ from typing import Any
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.store import graph_from_option
 from dpc_errors import DpcError
+from dpc_files import check_output_file, check_output_folder
 
 __all__ = ["add_graph_parser", "build_command", "cooccur_command", "export_command", "main",
            "query_command", "show_command", "stats_command"]
@@ -72,7 +73,9 @@ def add_graph_parser(
     b.add_argument("--tsv", default=None, help="also export the edges as cause<TAB>effect<TAB>count")
     b.add_argument("--compression", choices=("xz", "zlib"), default="xz")
     b.add_argument("--no-progress", action="store_true")
-    b.set_defaults(func=build_command)
+    b.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out (and --tsv) file")
+    b.set_defaults(func=build_command, interrupted=_build_interrupted)
 
     c = commands.add_parser("cooccur", help="window co-occurrence counts of lemmas in raw text "
                             "(for the window-PMI COPA baseline)")
@@ -87,6 +90,7 @@ def add_graph_parser(
     c.add_argument("--window", type=int, default=5, help="words after a lemma that count (5)")
     c.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     c.add_argument("--no-progress", action="store_true")
+    c.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     c.set_defaults(func=cooccur_command)
 
     q = commands.add_parser("query", help="constraint lemmas for a sentence")
@@ -107,6 +111,7 @@ def add_graph_parser(
     s.add_argument("--out", required=True, help="picture file, e.g. rain.png")
     s.add_argument("-n", type=int, default=10, help="causes and effects to draw (default 10)")
     s.add_argument("--graph", default=None)
+    s.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     s.set_defaults(func=show_command)
 
     t = commands.add_parser("stats", help="size and most connected lemmas of a graph")
@@ -119,6 +124,7 @@ def add_graph_parser(
     e.add_argument("--out", required=True)
     e.add_argument("--format", choices=("tsv", "release", "ceg"), default="tsv")
     e.add_argument("--graph", default=None)
+    e.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     e.set_defaults(func=export_command)
     return p
 
@@ -129,8 +135,13 @@ def build_command(args: argparse.Namespace) -> int:
     from cause_effect_graph.store import save_graph, write_edgelist
 
     try:
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
+        if args.tsv:
+            check_output_file(args.tsv, "--tsv", overwrite=args.overwrite)
+        check_output_folder(_work(args), "--work", markers=("manifest.json",),
+                            command="dpc graph build")
         options = BuildOptions(
-            bank=tuple(args.bank), work=args.work or f"{args.out}.work",
+            bank=tuple(args.bank), work=_work(args),
             min_count=args.min_count, top_k=args.top_k, chunk_pairs=args.chunk_pairs,
             engine=args.engine, spark_master=args.spark_master, progress=not args.no_progress,
         )
@@ -150,6 +161,16 @@ def build_command(args: argparse.Namespace) -> int:
           f"{report.graph_s:.1f} s, save {save_s:.1f} s; {args.out}: "
           f"{Path(args.out).stat().st_size:,} bytes")
     return 0
+
+
+def _work(args: argparse.Namespace) -> str:
+    return args.work or f"{args.out}.work"
+
+
+def _build_interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted ``dpc graph build`` kept (``dpc`` prints it)."""
+    return (f"the finished lemma files are kept in {_work(args)}; run the same command again "
+            "to resume")
 
 
 def query_command(args: argparse.Namespace) -> int:
@@ -182,6 +203,7 @@ def show_command(args: argparse.Namespace) -> int:
     from cause_effect_graph.show import draw_neighbourhood
 
     try:
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
         H = draw_neighbourhood(_graph(args), args.lemma.strip().lower(), args.out, args.n)
     except (GraphError, ValueError, OSError) as err:
         return _error(err)
@@ -229,6 +251,7 @@ def cooccur_command(args: argparse.Namespace) -> int:
     from cause_effect_graph.cooccurrence import count_windows, save_counts, text_vocabulary
 
     try:
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
         named = [(read, getattr(args, f"vocab_{name}"))
                  for name, read in args.vocabulary_texts.items() if getattr(args, f"vocab_{name}")]
         if named:
@@ -254,6 +277,7 @@ def export_command(args: argparse.Namespace) -> int:
     from cause_effect_graph.store import save_graph, write_edgelist, write_release_graph
 
     try:
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
         G = _graph(args)
         if args.format == "tsv":
             n = write_edgelist(G, args.out)
@@ -262,7 +286,7 @@ def export_command(args: argparse.Namespace) -> int:
         else:
             save_graph(G, args.out)
             n = G.number_of_edges()
-    except (GraphError, OSError) as err:
+    except (DpcError, OSError) as err:
         return _error(err)
     print(f"{args.out}: {n:,} edges ({args.format})")
     return 0

@@ -13,7 +13,10 @@ b'\\x89PNG'
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
@@ -80,6 +83,20 @@ def draw_neighbourhood(G: nx.DiGraph, lemma: str, out: str | Path, n: int = 10) 
     ax.set_title(f"causes of '{lemma}' (left, red) and its effects (right, blue)")
     ax.axis("off")
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    _save_atomically(fig, Path(out))
     plt.close(fig)
     return H
+
+
+def _save_atomically(fig: Any, out: Path) -> None:
+    """Draw ``fig`` to a temporary file beside ``out`` (same suffix, so the same format), then
+    rename it: an interrupted or failed drawing leaves no half picture, and an old one whole."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=120)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -259,11 +259,23 @@ def _load_ceg(path: Path) -> nx.DiGraph:
         weight = np.frombuffer(raw, "<i8", m, offset + 8 * m)
         if len(vocab) != n or offset + 16 * m != len(raw):
             raise ValueError("section sizes do not add up")
+        _check_edge_indices(src, dst, n)
     except (lzma.LZMAError, zlib.error, ValueError, KeyError, UnicodeDecodeError) as err:
         raise GraphFormatError(f"{name} is corrupted ({err})") from None
     G = digraph_from_arrays(vocab, dict(zip(_NODE_ARRAYS, arrays)), src, dst, weight)
     G.graph.update(header.get("graph", {}))
     return G
+
+
+def _check_edge_indices(src: np.ndarray, dst: np.ndarray, nodes: int) -> None:
+    """``ValueError`` naming the first edge whose end is not a node number (0 to nodes - 1): a
+    negative one would silently name a node from the end of the vocabulary."""
+    for name, ends in (("cause", src), ("effect", dst)):
+        bad = np.flatnonzero((ends < 0) | (ends >= nodes))
+        if bad.size:
+            k = int(bad[0])
+            raise ValueError(f"edge {k} has {name} index {int(ends[k])}, outside the {nodes} "
+                             f"nodes (0 to {nodes - 1}); {bad.size} such edges")
 
 
 def digraph_from_arrays(vocab: list[str], node_attrs: dict[str, np.ndarray], src: np.ndarray,

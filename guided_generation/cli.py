@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,7 +21,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from causal_mining.pair import DIRECTIONS
+from dpc_device import add_device_arguments
 from dpc_errors import DpcError
+from dpc_files import check_output_file
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
@@ -32,7 +36,8 @@ from guided_generation.options import (
 if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedResult
 
-__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "read_items"]
+__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "interrupted_note",
+           "read_items"]
 
 
 @dataclass(frozen=True)
@@ -44,8 +49,10 @@ class GenerateItem:
     constraints: list[str] = field(default_factory=list)
 
 
-def read_items(handle: IO[str], direction: str, name: str = "<stdin>") -> Iterator[GenerateItem]:
-    """Items from JSON lines; blank lines are skipped; a bad line is an error naming it.
+def read_items(handle: IO[str] | IO[bytes], direction: str,
+               name: str = "<stdin>") -> Iterator[GenerateItem]:
+    """Items from JSON lines (text, or bytes decoded as UTF-8); blank lines are skipped; a bad
+    line (not UTF-8, not JSON, no "input") is an error naming it.
 
     >>> import io
     >>> lines = io.StringIO('"babies cry"\\n\\n{"input": "it rained", "direction": "effect"}\\n')
@@ -55,8 +62,20 @@ def read_items(handle: IO[str], direction: str, name: str = "<stdin>") -> Iterat
     Traceback (most recent call last):
     ...
     guided_generation.errors.GuidedGenerationError: in.jsonl line 1: an object needs an "input" string
+    >>> list(read_items(io.BytesIO(b'"ok"\\n"caf\\xe9"\\n'), "cause", "in.jsonl"))
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: in.jsonl line 2: not UTF-8 text (byte 5 is 0xe9)
     """
-    for number, line in enumerate(handle, start=1):
+    for number, raw in enumerate(handle, start=1):
+        if isinstance(raw, bytes):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise GuidedGenerationError(f"{name} line {number}: not UTF-8 text (byte "
+                                            f"{err.start + 1} is 0x{raw[err.start]:02x})") from None
+        else:
+            line = raw
         if not line.strip():
             continue
         try:
@@ -114,11 +133,24 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--model", default=None, help="generator folder (default: the bundled model)")
     p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
     p.add_argument("--seed", type=int, default=0)
+    add_device_arguments(p)
     p.add_argument("--json", action="store_true", help="one JSON object per input")
     p.add_argument("--out", default=None, metavar="PATH",
-                   help="append JSON lines here; a re-run skips the inputs already written")
-    p.set_defaults(func=generate_command)
+                   help="append JSON lines here; a re-run skips the inputs already written "
+                   "(only to a file dpc generate wrote for the same inputs)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out file instead of resuming it")
+    p.set_defaults(func=generate_command, interrupted=interrupted_note)
     return p
+
+
+def interrupted_note(args: argparse.Namespace) -> str:
+    """What an interrupted ``dpc generate`` kept, and how to go on (``dpc`` prints it)."""
+    if not args.out:
+        return ("the results printed are all there is (with --out FILE, a re-run resumes where "
+                "it stopped)")
+    return (f"the results of the finished inputs are kept in {args.out}; run the same command "
+            "again to resume")
 
 
 def _options(args: argparse.Namespace) -> GuidedOptions:
@@ -135,13 +167,16 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
 def _items(args: argparse.Namespace) -> list[GenerateItem]:
     items = [GenerateItem(text, args.direction, list(args.constraint)) for text in args.input]
     if args.input_file == "-":
+        stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: bad UTF-8 named by its line
         items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
-                  for i in read_items(sys.stdin, args.direction)]
+                  for i in read_items(stdin, args.direction)]
     elif args.input_file:
         path = Path(args.input_file)
+        if path.is_dir():
+            raise GuidedGenerationError(f"--input-file {args.input_file!r} is a folder")
         if not path.is_file():
             raise GuidedGenerationError(f"--input-file {args.input_file!r} does not exist")
-        with open(path, encoding="utf-8") as handle:
+        with open(path, "rb") as handle:
             items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
                       for i in read_items(handle, args.direction, args.input_file)]
     if not items:
@@ -153,29 +188,45 @@ def _items(args: argparse.Namespace) -> list[GenerateItem]:
     return items
 
 
-def _done(path: Path, items: list[GenerateItem]) -> int:
-    """How many results an earlier run already wrote to ``path`` for these same inputs.
+_TORN_LINE = re.compile(r'\{"index": (\d+)')
 
-    A torn last line (an interrupted write) is cut; a file written for other inputs is an error
-    rather than silently mixed with this run's results.
+
+def _done(path: Path, items: list[GenerateItem]) -> tuple[int, int]:
+    """How many results an earlier run already wrote to ``path`` for these same inputs, and the
+    bytes of those complete lines (what to keep of the file). Nothing is written here.
+
+    The file must be one that ``dpc generate --out`` wrote for these inputs: every complete line
+    the result of input number ``line - 1``, and a last line without its newline (a write cut by
+    an interrupt) only the start of the next one; such a torn line is cut when generation
+    starts. Any other file (of other inputs, or not ours: not UTF-8, not JSON lines) is an error
+    and is left as it is.
     """
     if not path.exists():
-        return 0
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    complete = [line for line in lines if line.endswith("\n")]
-    if len(complete) != len(lines):
-        path.write_text("".join(complete), encoding="utf-8")
+        return 0, 0
+    name = f"--out {str(path)!r}"
+    advice = "give a new file, or --overwrite to replace it"
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise GuidedGenerationError(f"{name} is not a JSON-lines file of dpc generate (not UTF-8 "
+                                    f"text at byte {err.start + 1}); {advice}") from None
+    *complete, torn = text.split("\n")
     for number, line in enumerate(complete):
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise GuidedGenerationError(f"--out {str(path)!r} line {number + 1} is not JSON") from err
-        if number >= len(items) or row.get("index") != number or \
+        except json.JSONDecodeError:
+            raise GuidedGenerationError(f"{name} line {number + 1} is not JSON: the file is not "
+                                        f"one dpc generate wrote; {advice}") from None
+        if not isinstance(row, dict) or number >= len(items) or row.get("index") != number or \
                 " ".join(items[number].text.split())[:40] != str(row.get("input", ""))[:40]:
             raise GuidedGenerationError(
-                f"--out {str(path)!r} holds results of other inputs (line {number + 1}); "
-                "give a new file to start afresh")
-    return len(complete)
+                f"{name} holds results of other inputs (line {number + 1}); {advice}")
+    match = _TORN_LINE.match(torn)
+    if torn and (match is None or int(match.group(1)) != len(complete)):
+        raise GuidedGenerationError(f"{name} ends in a line dpc generate did not write "
+                                    f"(line {len(complete) + 1}: {torn[:40]!r}); {advice}")
+    return len(complete), len(data) - len(torn.encode("utf-8"))
 
 
 _RERANK_LABELS = {"nll": "mean NLL", "pmi": "PMI with the input", "mmr": "MMR (likelihood and novelty)"}
@@ -203,8 +254,8 @@ def generate_command(args: argparse.Namespace) -> int:
         options = _options(args)
         check_direction(args.direction)
         items = _items(args)
-        out_path = Path(args.out) if args.out else None
-        skip = _done(out_path, items) if out_path else 0
+        out_path = (check_output_file(args.out, "--out", exists_ok=True) if args.out else None)
+        skip, keep = _done(out_path, items) if out_path and not args.overwrite else (0, 0)
         if skip:
             print(f"note: {args.out} already holds {skip} of {len(items)} results: resuming",
                   file=sys.stderr)
@@ -216,10 +267,15 @@ def generate_command(args: argparse.Namespace) -> int:
 
         torch.manual_seed(args.seed)
         hf_logging.disable_progress_bar()  # one bar per command: ours
-        generator = GuidedGenerator.load(args.model, args.graph)
+        generator = GuidedGenerator.load(args.model, args.graph, device=args.device,
+                                         dtype=args.dtype)
         from tqdm.auto import tqdm
 
-        sink = open(out_path, "a", encoding="utf-8") if out_path else None
+        sink = None
+        if out_path:  # everything is checked: now the file is written (cut to its whole lines)
+            sink = open(out_path, "a" if keep else "w", encoding="utf-8")  # noqa: SIM115
+            if keep and os.path.getsize(out_path) > keep:
+                os.truncate(out_path, keep)
         try:
             for index, item in enumerate(tqdm(items, unit="input", disable=len(items) < 2 or None,
                                               initial=0)):

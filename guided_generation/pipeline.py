@@ -52,14 +52,17 @@ from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
 from dpc_decode.generate import generate
 from dpc_decode.rerank import mmr, normalise, rank_by_nll
+from dpc_device import place, resolve_device
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
+from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
 from guided_generation.options import GuidedOptions, check_direction
 from train.metrics import sequence_log_probs
 from train.models import default_model, format_input, load_generator
 
 if TYPE_CHECKING:
     import networkx as nx
+    import torch
 
     from dpc_decode.outputs import GeneratedSequence
 
@@ -182,14 +185,21 @@ class GuidedGenerator:
         self._prior: dict[tuple[str, str], float] = {}
 
     @classmethod
-    def load(cls, model: str | Path | None = None, graph: str | Path | None = None) -> GuidedGenerator:
-        """The bundled generator and graph, or those at the given paths.
+    def load(cls, model: str | Path | None = None, graph: str | Path | None = None, *,
+             device: str | torch.device | None = None,
+             dtype: str | torch.dtype | None = None) -> GuidedGenerator:
+        """The bundled generator and graph, or those at the given paths; the model moved to
+        ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`: ``"auto"``,
+        ``"cpu"``, ``"cuda:0"``, ...; ``None`` keeps the CPU and float32).
 
-        Raises :class:`~dpc_errors.DpcError` naming a missing or corrupt path.
+        Raises :class:`~dpc_errors.DpcError` naming a missing or corrupt path, or a device this
+        machine does not have (checked before the model is read).
         """
+        if device is not None:
+            device = resolve_device(device)
         loaded = load_generator(model) if model is not None else default_model()
         G = load_graph(graph) if graph is not None else default_graph()
-        return cls(loaded.model, loaded.tokenizer, G)
+        return cls(place(loaded.model, device, dtype), loaded.tokenizer, G)
 
     # ------------------------------------------------------------------ steps
 
@@ -345,8 +355,11 @@ class GuidedGenerator:
         stats: dict[str, float] = {"rows": len(rows)}
         if not rows:
             notes.append("no keyword from the graph: unconstrained N-best beam search instead")
+            self._fit_memory(prompt, 1, options, max(options.k, options.num_beams or 1))
             gathered, missed = self.unconstrained(prompt, options.k, options, banned), 0
         else:
+            options, fitted = self._fit_memory(prompt, len(rows), options, options.num_beams or 1)
+            notes += fitted
             found = self.decode_rows(prompt, rows, options, progress, banned)
             gathered, missed = _gather(rows, found)
         merged = _merge(gathered)  # the pipeline's one deduplication
@@ -361,6 +374,28 @@ class GuidedGenerator:
         while len(self._decoded) > _DECODE_CACHE:
             self._decoded.popitem(last=False)
         return decoded
+
+    def _fit_memory(self, prompt: str, rows: int, options: GuidedOptions,
+                    beams: int) -> tuple[GuidedOptions, list[str]]:
+        """``options`` with ``batch_rows`` lowered so that the rows decoded at once fit in the
+        memory free on the model's device, and a note saying so
+        (:mod:`guided_generation.memory`); a :class:`GuidedGenerationError` with the estimate
+        when one row of ``beams`` hypotheses alone does not fit."""
+        from dataclasses import replace
+
+        tokens = len(self.tokenizer(prompt)["input_ids"]) + options.max_new_tokens
+        per_hypothesis = model_bytes_per_hypothesis(self.model, tokens)
+        free = available_bytes(self.model)
+        if per_hypothesis is None or free is None:
+            return options, []
+        fit = rows_that_fit(per_hypothesis=per_hypothesis, beams=beams, rows=rows,
+                            batch_rows=options.batch_rows, available=free)
+        if fit >= min(options.batch_rows, rows):
+            return options, []
+        note = (f"decoding {fit} keywords at a time (not batch_rows={options.batch_rows}): "
+                f"{fit * beams} hypotheses of about {per_hypothesis / 1e6:.1f} MB fit the "
+                f"{free / 1e9:.1f} GB of memory free")
+        return replace(options, batch_rows=fit), [note]
 
     def generate_many(self, requests: Iterable[tuple[str, str]], options: GuidedOptions | None = None,
                       constraints: Sequence[str] = (), progress: bool = False,

@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from causal_mining.shards import atomic_open
+from dpc_device import add_device_arguments, resolve_device
 from dpc_errors import DpcError
+from dpc_files import check_output_file, check_output_folder
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, method_names
 from tasks.copa.dataset import read_copa
@@ -44,7 +47,13 @@ def add_eval_copa_parser(evals: Any) -> argparse.ArgumentParser:
     c.add_argument("--model", default=None, help="model folder (generator scorers)")
     c.add_argument("--train", default=None, help="COPA XML to train on (trained scorers)")
     c.add_argument("--seed", type=int, default=0)
+    add_device_arguments(c, dtype_help=(  # read by the scorers with a model
+        "precision: of the generator scorers' weights (default float32); of causal-bert's "
+        "COPA fine-tuning and scoring under torch.autocast, its weights float32 (default "
+        "bfloat16 on CUDA, float32 on the CPU)"))
     c.add_argument("--predictions", default=None, help="write per-item predictions (JSON lines)")
+    c.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --predictions file")
     c.set_defaults(func=eval_copa_command)
     return c
 
@@ -52,12 +61,15 @@ def add_eval_copa_parser(evals: Any) -> argparse.ArgumentParser:
 def eval_copa_command(args: argparse.Namespace) -> int:
     """Score every item; print counts, then the accuracy alone on the last line."""
     try:
+        if args.predictions:  # before the (long) scoring: a bad path fails at once
+            check_output_file(args.predictions, "--predictions", overwrite=args.overwrite)
         items = read_copa(args.file)
-        options = {k: getattr(args, k) for k in ("graph", "counts", "model", "train", "seed")}
+        options = {k: getattr(args, k) for k in ("graph", "counts", "model", "train", "seed",
+                                                  "device", "dtype")}
         scorer = make_scorer(args.scorer, **{k: v for k, v in options.items() if v is not None})
         decisions = decide_all(scorer, items)  # (predicted, tie) per item, once
         if args.predictions:
-            with open(args.predictions, "w", encoding="utf-8") as out:
+            with atomic_open(Path(args.predictions)) as out:
                 for it, (predicted, _) in zip(items, decisions):
                     out.write(json.dumps({"id": it.id, "predicted": predicted,
                                           "answer": it.answer}) + "\n")
@@ -94,10 +106,19 @@ def add_eval_generation_parser(evals: Any) -> argparse.ArgumentParser:
     p.add_argument("--model", default=None)
     p.add_argument("--graph", default=None)
     p.add_argument("--seed", type=int, default=0)
+    add_device_arguments(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write outputs.jsonl (resumable) and scores.json here")
-    p.set_defaults(func=eval_generation_command)
+    p.set_defaults(func=eval_generation_command, interrupted=_generation_interrupted)
     return p
+
+
+def _generation_interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted ``dpc eval generation`` kept (``dpc`` prints it)."""
+    if not args.out:
+        return "nothing was kept (with --out DIR, a re-run resumes where it stopped)"
+    return (f"the outputs made are kept in {args.out}/outputs.jsonl; run the same command "
+            "again to resume")
 
 
 def eval_generation_command(args: argparse.Namespace) -> int:
@@ -107,12 +128,16 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         from guided_generation.pipeline import GuidedGenerator
         from guided_generation.retrieval import KnnRetriever
         from tasks.copa.generation import (
+            OUT_FILES,
             evaluate_generation,
             format_table,
             model_prefers_correct,
             scores_json,
         )
 
+        if args.out:  # before the model is read: a bad folder fails at once
+            check_output_folder(args.out, "--out", markers=OUT_FILES,
+                                command="dpc eval generation")
         methods = method_names([m.strip() for m in args.methods.split(",") if m.strip()])
         if "knn" in methods and not args.bank:
             raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")
@@ -122,8 +147,9 @@ def eval_generation_command(args: argparse.Namespace) -> int:
             if args.limit < 1:
                 raise GuidedGenerationError(f"--limit (={args.limit}) must be at least 1")
             items = items[: args.limit]
+        device = resolve_device(args.device)  # before the bank and the model are read
         retriever = KnnRetriever.from_bank(args.bank) if "knn" in methods else None
-        generator = GuidedGenerator.load(args.model, args.graph)
+        generator = GuidedGenerator.load(args.model, args.graph, device=device, dtype=args.dtype)
         scores = evaluate_generation(items, generator, methods, options, retriever=retriever,
                                      out=args.out, seed=args.seed)
         prefers = model_prefers_correct(generator, items)

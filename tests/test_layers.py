@@ -8,6 +8,10 @@ draws:
 
     dpc_errors  ->  causal_mining  ->  cause_effect_graph, train  ->  guided_generation  ->  tasks
                     dpc_decode (knows none of the knowledge packages)  ->  guided_generation
+
+with ``dpc_device`` (``--device``/``--dtype``) beside ``dpc_errors``: it imports only the error
+root, and every layer but the engine (which follows ``model.device``) may import it; and
+``dpc_files`` (the checks made before any output is written) likewise.
 """
 
 from __future__ import annotations
@@ -22,16 +26,21 @@ ROOT = Path(__file__).resolve().parents[1]
 #: package -> the project packages it may import (besides itself).
 ALLOWED: dict[str, frozenset[str]] = {
     "dpc_errors": frozenset(),
-    "causal_mining": frozenset({"dpc_errors"}),
-    "cause_effect_graph": frozenset({"dpc_errors", "causal_mining"}),
-    "train": frozenset({"dpc_errors", "causal_mining"}),
+    # --device/--dtype (torch imported lazily): beside the error root, for every layer above
+    "dpc_device": frozenset({"dpc_errors"}),
+    # the output-path checks of every command (issue 20): beside the error root too
+    "dpc_files": frozenset({"dpc_errors"}),
+    "causal_mining": frozenset({"dpc_errors", "dpc_device", "dpc_files"}),
+    "cause_effect_graph": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining"}),
+    "train": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining"}),
     "dpc_decode": frozenset({"dpc_errors"}),
-    "guided_generation": frozenset({"dpc_errors", "causal_mining", "cause_effect_graph", "train",
-                                    "dpc_decode"}),
-    "tasks": frozenset({"dpc_errors", "causal_mining", "cause_effect_graph", "train",
-                        "dpc_decode", "guided_generation"}),
-    "cli": frozenset({"dpc_errors", "causal_mining", "cause_effect_graph", "train", "dpc_decode",
-                      "guided_generation", "tasks"}),
+    "guided_generation": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining",
+                                    "cause_effect_graph", "train", "dpc_decode"}),
+    "tasks": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining",
+                        "cause_effect_graph", "train", "dpc_decode", "guided_generation"}),
+    "cli": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining",
+                      "cause_effect_graph", "train", "dpc_decode", "guided_generation",
+                      "tasks"}),
 }
 PACKAGES = frozenset(ALLOWED)
 

@@ -48,6 +48,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from dpc_device import autocast, resolve_device, resolve_dtype
+from dpc_files import check_output_folder
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -59,6 +61,7 @@ from train.checkpoint import (
 from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
 from train.models import minilm_tokenizer_path
+from train.options import CausalBertOptions  # re-exported: its old home
 
 __all__ = [
     "CausalBert",
@@ -147,10 +150,17 @@ class CausalBert(nn.Module):
 
 def score_pairs(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
                 max_tokens: int = 48) -> torch.Tensor:
-    """Scores ``s(c, e)`` of ``pairs``: (len(pairs),), with gradients if enabled."""
+    """Scores ``s(c, e)`` of ``pairs``: (len(pairs),), with gradients if enabled, on the
+    model's device (the inputs are moved there)."""
     enc = tokenizer([c for c, _ in pairs], [e for _, e in pairs], truncation=True,
                     max_length=max_tokens, padding=True, return_tensors="pt")
+    enc = {name: tensor.to(_device(model)) for name, tensor in enc.items()}
     return model(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids"))
+
+
+def _device(model: nn.Module) -> torch.device:
+    """Where ``model``'s weights are (a plain ``nn.Module`` has no ``.device``)."""
+    return next(model.parameters()).device
 
 
 def _minilm_path() -> Path:
@@ -215,35 +225,6 @@ def _load_head(path: Path) -> dict[str, torch.Tensor]:
 # ----------------------------------------------------------------------------- CausalBank
 
 
-@dataclass(frozen=True)
-class CausalBertOptions:
-    """One continued-training run (the ``dpc train causal-bert`` flags map 1:1 onto these)."""
-
-    bank: str
-    out: str
-    pairs: int | None = 10_000  # None: every train-split pair
-    batch_size: int = 32
-    lr: float = 3e-5
-    epochs: int = 1
-    max_tokens: int = 48
-    margin: float = 0.3
-    l2: float = 1e-5  # lambda of lambda/2 * ||Theta||^2
-    seed: int = 0
-    dev_pairs: int = 500  # CausalBank dev pairs for the before/after ranking accuracy
-    checkpoint_every: int = 50  # steps between checkpoints (OUT/checkpoint.safetensors)
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("batch_size", "epochs", "max_tokens", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
-        if self.pairs is not None and self.pairs < 2:
-            raise TrainError(f"`pairs` (={self.pairs}) must be at least 2 (or None for all)")
-        if self.lr <= 0 or self.margin <= 0 or self.l2 < 0:
-            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive "
-                             f"and `l2` (={self.l2}) not negative")
-
-
 @dataclass
 class CausalBertResult:
     """What a run did; also written to ``OUT/causal_bert.json``."""
@@ -280,7 +261,7 @@ def load_bank_pairs(bank: str | os.PathLike[str], split: str = "train", limit: i
 
 def _l2(model: nn.Module) -> torch.Tensor:
     return sum((p.pow(2).sum() for p in model.parameters() if p.requires_grad),
-               torch.zeros(()))
+               torch.zeros((), device=_device(model)))
 
 
 def ranking_accuracy(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair], seed: int = 0,
@@ -302,9 +283,12 @@ def ranking_accuracy(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair], s
 
 def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
                  options: CausalBertOptions, checkpoint: Path | None = None,
-                 extra: dict[str, Any] | None = None) -> list[float]:
+                 extra: dict[str, Any] | None = None, *,
+                 dtype: torch.dtype = torch.float32) -> list[float]:
     """Continued training in place; returns the mean hinge of every step (the L2 term, which is
     optimised too, is left out of the returned values so that they show the ranking alone).
+    The forward passes run under :func:`dpc_device.autocast` in ``dtype`` on the model's device
+    (float32: no autocast); the weights stay as they are.
 
     With ``checkpoint``, the whole state (weights, optimiser, both random generators, the epoch's
     order and position, the losses so far and ``extra``) is written there atomically every
@@ -350,10 +334,11 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
             idx = order[start:start + options.batch_size]
             positives = [pairs[i] for i in idx]
             negatives = [corrupt(pairs, i, rng) for i in idx]
-            scores = score_pairs(model, tokenizer, positives + negatives, options.max_tokens)
-            pos, neg = scores[:len(idx)], scores[len(idx):]  # (b,), (b,)
-            hinge = margin_loss(pos, neg, options.margin).mean()
-            loss = hinge + options.l2 / 2 * _l2(model)
+            with autocast(_device(model), dtype):
+                scores = score_pairs(model, tokenizer, positives + negatives, options.max_tokens)
+                pos, neg = scores[:len(idx)], scores[len(idx):]  # (b,), (b,)
+                hinge = margin_loss(pos, neg, options.margin).mean()
+                loss = hinge + options.l2 / 2 * _l2(model)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -392,8 +377,14 @@ def _refuse_legacy_checkpoint(out: Path) -> None:
 
 
 def continue_training(options: CausalBertOptions, model: CausalBert | None = None,
-                      tokenizer: Any = None) -> CausalBertResult:
+                      tokenizer: Any = None, *, device: str | torch.device | None = None,
+                      dtype: str | torch.dtype | None = None) -> CausalBertResult:
     """Continued training of all-MiniLM-L6-v2 (or ``model``) on a bank; saves to ``options.out``.
+
+    It trains on ``device`` (``"auto"``, ``"cpu"``, ``"cuda:0"``, ...; ``None``: where ``model``
+    is, the CPU for the default one) with the forward passes in ``dtype``
+    (:func:`dpc_device.resolve_dtype` for training: bfloat16 autocast on CUDA by default, float32
+    on the CPU); the weights, checkpoints and saved model stay float32 CPU tensors.
 
     A finished ``out`` folder (holding ``causal_bert.json``) with the same options is reused,
     not retrained; one with other options is an error. An interrupted run resumes from
@@ -402,7 +393,13 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     checkpoint. A checkpoint that does not load without unpickling (``OUT/checkpoint.pt`` of an
     older dpc included) is a :class:`~train.checkpoint.CheckpointError` naming the file.
     """
-    out = Path(options.out)
+    if device is not None:
+        where = resolve_device(device)
+    else:
+        where = _device(model) if model is not None else torch.device("cpu")
+    compute = resolve_dtype(dtype, where, training=True)
+    out = check_output_folder(options.out, "--out", command="dpc train causal-bert",
+                              markers=(RUN_FILE, CHECKPOINT_FILE, LEGACY_CHECKPOINT_FILE))
     wanted = {k: v for k, v in asdict(options).items() if k not in RESUMABLE_CHANGES}
     if (out / RUN_FILE).is_file():
         done = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
@@ -434,24 +431,29 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
             dev = []
     if model is None or tokenizer is None:
         model, tokenizer = load_causal_bert(None, options.seed)
+    model = model.to(where)
 
     def dev_accuracy() -> float | None:
         if not dev:
             return None
-        return ranking_accuracy(model, tokenizer, dev, options.seed, options.max_tokens)
+        with autocast(where, compute):
+            return ranking_accuracy(model, tokenizer, dev, options.seed, options.max_tokens)
 
     before = resumed["dev_before"] if resumed is not None else dev_accuracy()
     start = time.perf_counter()
     # seconds: training time of the steps that count (an interrupted run's steps after its last
     # checkpoint are redone, so their time is not added)
     losses = train_margin(model, tokenizer, pairs, options, checkpoint,
-                          {"options": wanted, "dev_before": before})
+                          {"options": wanted, "dev_before": before}, dtype=compute)
     seconds = seconds_before + time.perf_counter() - start
     after = dev_accuracy()
     out.mkdir(parents=True, exist_ok=True)
     model.encoder.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    torch.save(model.head.state_dict(), out / HEAD_FILE)
+    head = model.head.state_dict()
+    for name, tensor in head.items():
+        head[name] = tensor.cpu()  # CPU tensors whatever the device (the same ones on the CPU)
+    torch.save(head, out / HEAD_FILE)
     history = [sum(losses[i:i + 20]) / len(losses[i:i + 20]) for i in range(0, len(losses), 20)]
     result = CausalBertResult(wanted, len(pairs), len(losses), round(seconds, 1), losses[0],
                               losses[-1], before, after, False, history)

@@ -21,6 +21,7 @@ import sys
 from dataclasses import asdict, fields
 from typing import Any
 
+from dpc_device import add_device_arguments
 from dpc_errors import DpcError
 
 __all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "export_command",
@@ -29,7 +30,7 @@ __all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "expor
 
 def add_train_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dpc train`` and its subcommands on an argparse subparsers object."""
-    from train.trainer import TrainOptions
+    from train.options import CausalBertOptions, TrainOptions
 
     p = sub.add_parser("train", help="train the tokenizer and the cause/effect generators")
     cmds = p.add_subparsers(dest="train_command", required=True)
@@ -72,8 +73,9 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
         else:
             kind = float if f.name in ("lr", "dropout", "weight_decay", "max_minutes") else int
             g.add_argument(flag, type=kind, default=value)
+    add_device_arguments(g, training=True)
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
-    g.set_defaults(func=generator_command)
+    g.set_defaults(func=generator_command, interrupted=_checkpoint_kept("checkpoint/"))
 
     v = cmds.add_parser("trim-vocab",
                         help="cut a BERT-style model's vocabulary down to a CausalBank's tokens")
@@ -99,9 +101,8 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
     e.add_argument("--variant", choices=("both", "paper-cause", "paper-effect"), default="both",
                    help="which examples to score (both directions, or one paper model's)")
     e.add_argument("--max-examples", type=int, default=None)
+    add_device_arguments(e)
     e.set_defaults(func=evaluate_command)
-
-    from train.causal_bert import CausalBertOptions
 
     cb = cmds.add_parser("causal-bert",
                          help="continued training of MiniLM with the CausalBERT margin loss")
@@ -116,9 +117,28 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
             continue
         value = getattr(cb_defaults, f.name)
         cb.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value)
+    add_device_arguments(cb, training=True)
     cb.add_argument("--no-progress", action="store_true", help="no progress bar")
-    cb.set_defaults(func=causal_bert_command)
+    cb.set_defaults(func=causal_bert_command,
+                    interrupted=_checkpoint_kept("checkpoint.safetensors"))
     return p
+
+
+def _checkpoint_kept(name: str) -> Any:
+    """The note ``dpc`` prints when a training command is interrupted: where the last
+    checkpoint is, and that the same command resumes from it."""
+    def note(args: argparse.Namespace) -> str:
+        return (f"the last checkpoint is kept in {args.out}/{name} (the steps since it are "
+                "lost); run the same command again to resume from it")
+    return note
+
+
+def _no_hub_bars(args: argparse.Namespace) -> None:
+    """``--no-progress`` also silences transformers' own bars (``Writing model shards``)."""
+    if args.no_progress:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
 
 
 def _error(command: str, err: Exception) -> int:
@@ -152,9 +172,10 @@ def generator_command(args: argparse.Namespace) -> int:
     """``dpc train generator``: train or resume; prints the result as JSON."""
     from train.trainer import options_from_dict, train_generator
 
+    _no_hub_bars(args)
     try:
         options = options_from_dict({**vars(args), "progress": not args.no_progress})
-        result = train_generator(options)
+        result = train_generator(options, device=args.device, dtype=args.dtype)
     except DpcError as err:
         return _error("generator", err)
     return _print_summary(result)
@@ -196,7 +217,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     from train.evaluation import evaluate_generator
 
     try:
-        m = evaluate_generator(args.model, args.bank, args.split, args.variant, args.max_examples)
+        m = evaluate_generator(args.model, args.bank, args.split, args.variant, args.max_examples,
+                               device=args.device, dtype=args.dtype)
     except DpcError as err:
         return _error("evaluate", err)
     print(f"{args.split} ({args.variant}): {m.tokens} target tokens, {m.words} words, "
@@ -210,6 +232,7 @@ def causal_bert_command(args: argparse.Namespace) -> int:
     from train.causal_bert import CausalBertOptions, continue_training
     from train.errors import TrainError
 
+    _no_hub_bars(args)
     try:
         if args.pairs == "all":
             pairs = None
@@ -220,7 +243,8 @@ def causal_bert_command(args: argparse.Namespace) -> int:
         values = {f.name: getattr(args, f.name) for f in fields(CausalBertOptions)
                   if f.name not in ("pairs", "progress")}
         result = continue_training(CausalBertOptions(**values, pairs=pairs,
-                                                     progress=not args.no_progress))
+                                                     progress=not args.no_progress),
+                                   device=args.device, dtype=args.dtype)
     except DpcError as err:
         return _error("causal-bert", err)
     return _print_summary(result)

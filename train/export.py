@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from dpc_files import check_output_folder
 from train.errors import TrainError
 from train.generator import count_parameters
 from train.models import load_generator
@@ -71,18 +73,25 @@ def export_generator(model: str | Path, out: str | Path, dtype: str = "float16")
     source, target = Path(model), Path(out)
     if target.resolve() == source.resolve():
         raise TrainError(f"export to {str(out)!r} would overwrite the model it reads")
+    # only a generator folder (an earlier export) is replaced; a folder of other files is not
+    check_output_folder(target, "--out", markers=("dpc_generator.json",),
+                        command="dpc train export")
     loaded = load_generator(source)
     network = loaded.model.to(DTYPES[dtype])
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    save_weights(network, tmp)
-    loaded.tokenizer.save_pretrained(str(tmp))
-    info_path = source / "dpc_generator.json"
-    info = json.loads(info_path.read_text()) if info_path.is_file() else {}
-    info.update({"dtype": dtype, "exported_from": str(model)})
-    (tmp / "dpc_generator.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # a new hidden folder beside OUT (never one that was there: an `OUT.tmp` of the user's)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        save_weights(network, tmp)
+        loaded.tokenizer.save_pretrained(str(tmp))
+        info_path = source / "dpc_generator.json"
+        info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+        info.update({"dtype": dtype, "exported_from": str(model)})
+        (tmp / "dpc_generator.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.rename(target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     size = sum(f.stat().st_size for f in target.iterdir() if f.is_file())
     return ExportResult(str(target), size, count_parameters(network), dtype)

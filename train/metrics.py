@@ -79,7 +79,9 @@ class DevMetrics:
 
 
 def _token_stats(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-prob of the gold label and whether it is the argmax; both (batch, tgt)."""
+    """Per-token log-prob of the gold label and whether it is the argmax; both (batch, tgt), on
+    ``model.device`` (the batch is moved there: a no-op on the CPU)."""
+    batch = {name: tensor.to(model.device) for name, tensor in batch.items()}
     labels = batch["labels"]
     # decoder inputs built as the model would from labels, without computing an unused loss
     # (EncoderDecoderModel also warns on every call that gets labels)

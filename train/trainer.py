@@ -30,13 +30,18 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from dpc_device import autocast, resolve_device, resolve_dtype
 from dpc_errors import DpcError
+from dpc_files import check_output_folder
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -46,7 +51,7 @@ from train.checkpoint import (
     restore_rng,
     save_state,
 )
-from train.data import VARIANTS, Example, bucket_batches, load_examples
+from train.data import Example, bucket_batches, load_examples
 from train.errors import TrainError
 from train.generator import (
     GeneratorConfig,
@@ -58,10 +63,14 @@ from train.generator import (
 )
 from train.metrics import DevMetrics, collate, evaluate
 from train.models import generator_config, load_generator
+from train.options import TrainOptions, options_from_dict
 from train.shared_weights import is_shared, load_weights, save_weights
 from train.tokenizer import end_token_id, load_tokenizer, target_ids
 
-__all__ = ["TrainOptions", "TrainResult", "encode_examples", "train_generator"]
+# TrainOptions and options_from_dict live in train.options (no torch: `dpc --help`);
+# they are re-exported here, their old home.
+__all__ = ["TrainOptions", "TrainResult", "encode_examples", "options_from_dict",
+           "train_generator"]
 
 #: Options that may differ between a run and its resumption (budgets, not the experiment).
 RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "progress", "threads"})
@@ -70,65 +79,6 @@ RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "progress", "threads"
 STATE_FILE = "trainer_state.safetensors"
 #: The pickle an older dpc wrote instead; refused where found.
 LEGACY_STATE_FILE = "trainer_state.pt"
-
-
-@dataclass(frozen=True)
-class TrainOptions:
-    """Everything a generator training run depends on (the CLI flags map 1:1 onto these)."""
-
-    bank: str
-    tokenizer: str
-    out: str
-    variant: str = "both"
-    d_model: int = 256
-    d_ff: int = 1024
-    num_layers: int = 4
-    num_heads: int = 4
-    dropout: float = 0.1
-    batch_size: int = 64
-    lr: float = 1e-3
-    warmup_steps: int = 500
-    weight_decay: float = 0.01
-    max_steps: int = 100_000
-    max_minutes: float | None = None
-    eval_every: int = 500
-    checkpoint_every: int = 250
-    patience: int = 4
-    dev_examples: int = 2000
-    max_source_tokens: int = 64
-    max_target_tokens: int = 48
-    max_pairs: int | None = None
-    max_words: int = 32
-    seed: int = 0
-    threads: int | None = None
-    init_from: str | None = None  # a generator folder whose weights start the run
-    warm_start: str | None = None  # a BERT-style encoder folder, or "minilm": bert2bert
-    share_weights: bool = False  # warm start only: the decoder shares the encoder's weights
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise TrainError(f"variant {self.variant!r} is not one of {', '.join(VARIANTS)}")
-        for name in ("batch_size", "max_steps", "eval_every", "checkpoint_every", "patience",
-                     "dev_examples", "max_source_tokens", "max_target_tokens"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
-        if not self.lr > 0:
-            raise TrainError(f"`lr` (={self.lr}) must be positive")
-        if self.share_weights and self.warm_start is None:
-            raise TrainError("--share-weights applies to a warm-started generator (--warm-start)")
-        if self.warm_start is not None:
-            if self.init_from is not None:
-                raise TrainError("--warm-start and --init-from exclude each other")
-            if self.tokenizer != self.warm_start:
-                raise TrainError(
-                    f"a generator warm-started from {self.warm_start!r} uses that model's "
-                    f"tokenizer: pass --tokenizer {self.warm_start} (not {self.tokenizer!r})"
-                )
-
-    def model_config(self, vocab_size: int) -> GeneratorConfig:
-        return GeneratorConfig(vocab_size, self.d_model, self.d_ff, self.num_layers,
-                               None, self.num_heads, self.dropout)
 
 
 @dataclass
@@ -232,14 +182,24 @@ def _check_same_options(path: Path, options: TrainOptions) -> None:
         )
 
 
-def train_generator(options: TrainOptions) -> TrainResult:
-    """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring."""
+def train_generator(options: TrainOptions, *, device: str | torch.device | None = None,
+                    dtype: str | torch.dtype | None = None) -> TrainResult:
+    """Train (or resume) a generator as :class:`TrainOptions` says; see the module docstring.
+
+    It trains on ``device`` (``"auto"``, ``"cpu"``, ``"cuda:0"``, ...; ``None``: the CPU),
+    with the forward passes in ``dtype`` (:func:`dpc_device.resolve_dtype` for training: by
+    default bfloat16 autocast on CUDA, plain float32 on the CPU). The weights, the optimizer's
+    state and every checkpoint stay float32 whatever the device, so a run may be resumed on
+    another one. Both are checked before ``OUT`` is written."""
+    where = resolve_device(device if device is not None else "cpu")
+    precision = partial(autocast, where, resolve_dtype(dtype, where, training=True))
     if options.threads:
         torch.set_num_threads(options.threads)
     run = _prepare_run(options)
     checkpoint = run.out / "checkpoint"
     model_config = options.model_config(len(run.tokenizer))
     model, state = _load_or_build_model(options, checkpoint, model_config)
+    model = model.to(where)  # before the optimizer holds its parameters (a no-op on the CPU)
     optimizer, scheduler = _optimizer(model, options)
     progress = _resume_state(state, optimizer, scheduler, options.seed, checkpoint / STATE_FILE)
     if state is not None and state.get("stopped", "").startswith("early stopping"):
@@ -256,11 +216,12 @@ def train_generator(options: TrainOptions) -> TrainResult:
                              progress.snapshot(clock(), stopped))
             break
         batch, batches, progress = _next_batch(run, options, batches, progress)
-        loss = _train_step(model, optimizer, scheduler, batch)
+        loss = _train_step(model, optimizer, scheduler, batch, precision)
         progress = replace(progress, step=progress.step + 1, position=progress.position + 1)
         _show_step(bar, loss, progress.epoch)
         if progress.step % options.eval_every == 0 or progress.step >= options.max_steps:
-            progress = _evaluate(model, run, info, progress, loss, clock, bar)
+            with precision():
+                progress = _evaluate(model, run, info, progress, loss, clock, bar)
         stopped = _should_stop(options, progress, clock())
         if stopped or progress.step % options.checkpoint_every == 0:
             _save_checkpoint(checkpoint, model, optimizer, scheduler,
@@ -325,6 +286,7 @@ def _prepare_run(options: TrainOptions) -> _Run:
 
     The options are checked before ``OUT`` is written, so a corrected command is not refused as
     a changed run."""
+    _check_out(options)  # first: a folder of other files fails before anything is read
     tokenizer, init_bert2bert = _checked_tokenizer(options)
     out = _claim_output(options)
     splits = load_examples(options.bank, options.variant, max_words=options.max_words,
@@ -364,10 +326,17 @@ def _checked_tokenizer(options: TrainOptions) -> tuple[Any, bool]:
     return tokenizer, init_bert2bert
 
 
+def _check_out(options: TrainOptions) -> Path:
+    """``OUT`` if it is new, empty or a run folder of this trainer (a ``train_config.json`` or
+    a ``checkpoint/``, which is then checked); an :class:`~dpc_files.OutputError` otherwise."""
+    return check_output_folder(options.out, "--out", markers=("train_config.json", "checkpoint"),
+                               command="dpc train generator")
+
+
 def _claim_output(options: TrainOptions) -> Path:
     """``OUT``, created; its ``train_config.json`` written (a run already there must have the
-    same options, budgets aside)."""
-    out = Path(options.out)
+    same options, budgets aside). A folder of other files is refused untouched."""
+    out = _check_out(options)
     out.mkdir(parents=True, exist_ok=True)
     config_path = out / "train_config.json"
     if config_path.exists():
@@ -384,6 +353,9 @@ def _load_or_build_model(options: TrainOptions, checkpoint: Path,
     A checkpoint that does not load as safetensors and JSON, or one of an older dpc (a pickle),
     is a :class:`~train.checkpoint.CheckpointError` naming the file; nothing is unpickled."""
     state = None
+    old = checkpoint.with_name(checkpoint.name + ".old")
+    if not os.path.lexists(checkpoint) and (old / STATE_FILE).is_file():
+        old.rename(checkpoint)  # interrupted between the two renames of _save_checkpoint
     if os.path.lexists(checkpoint / LEGACY_STATE_FILE):
         raise legacy_checkpoint_error(
             checkpoint / LEGACY_STATE_FILE,
@@ -522,11 +494,15 @@ def _next_batch(run: _Run, options: TrainOptions, batches: list[list[int]],
     return batch, batches, progress
 
 
-def _train_step(model: Any, optimizer: Any, scheduler: Any,
-                batch: dict[str, torch.Tensor]) -> torch.Tensor:
-    """One optimizer step on ``batch``, gradients clipped to norm 1. Returns the loss as a tensor
-    (read on the host only when shown)."""
-    loss = model(**batch).loss
+def _train_step(model: Any, optimizer: Any, scheduler: Any, batch: dict[str, torch.Tensor],
+                precision: Callable[[], AbstractContextManager[Any]] = nullcontext
+                ) -> torch.Tensor:
+    """One optimizer step on ``batch`` (moved to ``model.device``), the forward pass under
+    ``precision()`` (:func:`dpc_device.autocast`), gradients clipped to norm 1. Returns the loss
+    as a tensor (read on the host only when shown)."""
+    batch = {name: tensor.to(model.device) for name, tensor in batch.items()}
+    with precision():
+        loss = model(**batch).loss
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
@@ -574,9 +550,3 @@ def _result(run: _Run, progress: _Progress, seconds: float, stopped: str,
                          progress.history)
     (run.out / "result.json").write_text(json.dumps(asdict(result), indent=1) + "\n")
     return result
-
-
-def options_from_dict(values: dict[str, Any]) -> TrainOptions:
-    """Build :class:`TrainOptions` from a dict, ignoring keys it does not have (CLI namespaces)."""
-    names = {f.name for f in fields(TrainOptions)}
-    return TrainOptions(**{k: v for k, v in values.items() if k in names})

@@ -29,6 +29,8 @@ Examples
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -38,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from dpc_files import check_output_folder
 from train.errors import TrainDataError, TrainError
 from train.generator import count_parameters, resolve_warm_start
 from train.tokenizer import load_tokenizer
@@ -106,6 +109,7 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
 
     if min_count < 1:
         raise TrainError(f"min_count (={min_count}) must be at least 1")
+    check_output_folder(out, "--out", markers=(RECORD,), command="dpc train trim-vocab")
     path = resolve_warm_start(str(model))
     tokenizer = load_tokenizer(path)
     if not isinstance(tokenizer, BertTokenizer):
@@ -186,10 +190,19 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
                 raise TrainError(f"trimming changed how {text!r} is tokenized")
 
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    encoder.save_pretrained(str(folder))
-    trimmed.save_pretrained(str(folder))
-    result = TrimResult(str(model), str(folder), len(vocab), len(kept), min_count, len(corpus),
-                        int(flat.size), retokenized, before, count_parameters(encoder))
-    (folder / RECORD).write_text(json.dumps(asdict(result), indent=1) + "\n")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # written whole beside OUT, then renamed: an interrupted run leaves no half folder
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
+    try:
+        encoder.save_pretrained(str(tmp))
+        trimmed.save_pretrained(str(tmp))
+        result = TrimResult(str(model), str(folder), len(vocab), len(kept), min_count,
+                            len(corpus), int(flat.size), retokenized, before,
+                            count_parameters(encoder))
+        (tmp / RECORD).write_text(json.dumps(asdict(result), indent=1) + "\n")
+        shutil.rmtree(folder, ignore_errors=True)  # empty, or an earlier trim (checked above)
+        tmp.rename(folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return result

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from dpc_device import autocast, resolve_device, resolve_dtype
 from tasks.copa.dataset import CopaItem, as_clause, read_copa
 from train.causal_bert import CausalBert, Pair, load_causal_bert, margin_loss, score_pairs
 from train.errors import TrainDataError, TrainError
@@ -80,8 +81,11 @@ def _copa_pairs(item: CopaItem) -> tuple[Pair, Pair]:
 
 
 def train_copa_ranking(model: CausalBert, tokenizer: Any, items: Sequence[CopaItem],
-                       options: CopaRankingOptions) -> list[float]:
-    """Fine-tune in place on ``max(0, m - s(correct) + s(wrong))``; returns the step losses."""
+                       options: CopaRankingOptions, *,
+                       dtype: torch.dtype = torch.float32) -> list[float]:
+    """Fine-tune in place on ``max(0, m - s(correct) + s(wrong))``; returns the step losses.
+    The forward passes run under :func:`dpc_device.autocast` in ``dtype`` on the model's device
+    (float32: no autocast); the weights stay as they are."""
     if not items:
         raise TrainDataError("no COPA items to train on")
     rng = random.Random(options.seed)
@@ -95,16 +99,19 @@ def train_copa_ranking(model: CausalBert, tokenizer: Any, items: Sequence[CopaIt
     if options.progress:
         bar = tqdm(total=steps, unit="step", file=sys.stderr, desc="copa")
     losses: list[float] = []
+    device = next(model.parameters()).device
     model.train()
     for _ in range(options.epochs):
         order = list(range(len(items)))
         rng.shuffle(order)
         for start in range(0, len(order), options.batch_size):
             batch = [candidates[i] for i in order[start:start + options.batch_size]]
-            scores = score_pairs(model, tokenizer, [r for r, _ in batch] + [w for _, w in batch],
-                                 options.max_tokens)
-            pos, neg = scores[:len(batch)], scores[len(batch):]  # (b,), (b,)
-            loss = margin_loss(pos, neg, options.margin).mean()
+            with autocast(device, dtype):
+                scores = score_pairs(model, tokenizer,
+                                     [r for r, _ in batch] + [w for _, w in batch],
+                                     options.max_tokens)
+                pos, neg = scores[:len(batch)], scores[len(batch):]  # (b,), (b,)
+                loss = margin_loss(pos, neg, options.margin).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -119,18 +126,21 @@ def train_copa_ranking(model: CausalBert, tokenizer: Any, items: Sequence[CopaIt
 
 
 class CausalBertScorer:
-    """COPA scorer: ``s(cause, effect)`` of the candidate in causal order (cached)."""
+    """COPA scorer: ``s(cause, effect)`` of the candidate in causal order (cached), computed
+    under :func:`dpc_device.autocast` in ``dtype`` (float32: no autocast)."""
 
-    def __init__(self, model: CausalBert, tokenizer: Any, max_tokens: int = 48) -> None:
+    def __init__(self, model: CausalBert, tokenizer: Any, max_tokens: int = 48,
+                 dtype: torch.dtype = torch.float32) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
+        self.dtype = dtype
         self._cache: dict[Pair, float] = {}
 
     def score_many(self, pairs: Sequence[Pair]) -> list[float]:
         """Scores of (cause, effect) pairs, batched; fills the cache."""
         todo = [p for p in dict.fromkeys(pairs) if p not in self._cache]
-        with torch.no_grad():
+        with torch.no_grad(), autocast(next(self.model.parameters()).device, self.dtype):
             for i in range(0, len(todo), 64):
                 chunk = todo[i:i + 64]
                 for p, s in zip(chunk, score_pairs(self.model, self.tokenizer, chunk,
@@ -144,14 +154,20 @@ class CausalBertScorer:
 
 def make_causal_bert_scorer(train: str | None = None, model: str | None = None, seed: int = 0,
                             ranking: CopaRankingOptions | None = None,
+                            device: str | None = None, dtype: str | None = None,
                             **_: Any) -> CausalBertScorer:
     """Factory for ``--scorer causal-bert``: COPA-train on ``train``, starting from ``model``
-    (a ``dpc train causal-bert`` folder; plain all-MiniLM-L6-v2 when ``None``)."""
+    (a ``dpc train causal-bert`` folder; plain all-MiniLM-L6-v2 when ``None``), on ``device``
+    (``None``: the CPU) with the forward passes in ``dtype`` (a training dtype,
+    :func:`dpc_device.resolve_dtype`: bfloat16 autocast on CUDA by default; weights float32)."""
+    where = resolve_device(device if device is not None else "cpu")
+    compute = resolve_dtype(dtype, where, training=True)
     if train is None:
         raise TrainError("the causal-bert scorer is trained on COPA: give the training file "
                          "with --train TRAIN.xml (train=None)")
     items = read_copa(train)
     loaded, tokenizer = load_causal_bert(model, seed)
+    loaded = loaded.to(where)
     opts = ranking or CopaRankingOptions(seed=seed)
-    train_copa_ranking(loaded, tokenizer, items, opts)
-    return CausalBertScorer(loaded, tokenizer, opts.max_tokens)
+    train_copa_ranking(loaded, tokenizer, items, opts, dtype=compute)
+    return CausalBertScorer(loaded, tokenizer, opts.max_tokens, compute)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -38,7 +39,9 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from cause_effect_graph.lemmas import default_lemmatizer
+from dpc_files import check_output_folder
 from guided_generation.baselines import METHODS, run_method
+from guided_generation.errors import GuidedGenerationError
 from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
 from guided_generation.options import GuidedOptions
 from tasks.copa.dataset import CopaItem, as_clause
@@ -71,16 +74,34 @@ def _gold(item: CopaItem) -> str:
     return as_clause(item.alternatives[item.answer - 1])
 
 
-def _read_done(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+#: The folder's files: ``outputs.jsonl`` is written first, so it marks the folder as ours.
+OUT_FILES = ("outputs.jsonl", "scores.json", "table.md")
+
+
+def _read_done(path: Path) -> tuple[dict[tuple[str, str], dict[str, Any]], int]:
+    """The rows of an earlier run's ``outputs.jsonl`` by (method, id), and the bytes of its
+    complete lines (what to keep: a torn last line, a write cut by an interrupt, is redone).
+    Nothing is written here; a file that is not such a log is a :class:`GuidedGenerationError`.
+    """
     done: dict[tuple[str, str], dict[str, Any]] = {}
     if not path.exists():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-        if not line.endswith("\n"):
-            break  # a torn last line: that item is redone
-        row = json.loads(line)
-        done[(row["method"], row["id"])] = row
-    return done
+        return done, 0
+    data = path.read_bytes()
+    try:
+        *complete, torn = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        complete, torn = [], "not UTF-8"
+    for number, line in enumerate(complete, start=1):
+        try:
+            row = json.loads(line)
+            done[(row["method"], row["id"])] = row
+        except (ValueError, KeyError, TypeError):
+            raise GuidedGenerationError(f"{str(path)!r} line {number} is not an output of dpc "
+                                        "eval generation; use another --out") from None
+    if torn and not torn.startswith('{"'):  # a torn row is the start of a JSON object
+        raise GuidedGenerationError(f"{str(path)!r} is not a log of dpc eval generation (its "
+                                    f"last line {torn[:40]!r}); use another --out")
+    return done, len(data) - len(torn.encode("utf-8"))
 
 
 def evaluate_generation(
@@ -118,13 +139,13 @@ def evaluate_generation(
     done: dict[tuple[str, str], dict[str, Any]] = {}
     sink = None
     if log_path is not None:
+        check_output_folder(out, "--out", markers=OUT_FILES,  # type: ignore[arg-type]
+                            command="dpc eval generation")
+        done, keep = _read_done(log_path)  # checked whole before anything is written
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        done = _read_done(log_path)
-        if log_path.exists():  # drop a torn last line before appending
-            complete = [line for line in log_path.read_text(encoding="utf-8").splitlines(keepends=True)
-                        if line.endswith("\n")]
-            log_path.write_text("".join(complete), encoding="utf-8")
-        sink = open(log_path, "a", encoding="utf-8")
+        sink = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        if log_path.stat().st_size > keep:  # a torn last line
+            os.truncate(log_path, keep)
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     try:
         # Items outside, methods inside: the guided variants then rerank one kept decode.

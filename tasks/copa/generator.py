@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from causal_mining.pair import opposite
+from dpc_device import place, resolve_device
 from tasks.copa.dataset import CopaItem, as_clause
 from train.data import format_input
 from train.errors import TrainError
@@ -122,8 +123,12 @@ class GeneratorScorer:
 
 
 def make_generator_scorer(model: str | None = None, mode: str = "both", batch_size: int = 64,
+                          device: str | None = None, dtype: str | None = None,
                           **_: Any) -> GeneratorScorer:
-    """Factory for ``--scorer generator``: the bundled default model unless ``model`` is given."""
+    """Factory for ``--scorer generator``: the bundled default model unless ``model`` is given,
+    on ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`; ``None``: the CPU,
+    float32)."""
+    placed = resolve_device(device) if device is not None else None  # before the model is read
     loaded = load_generator(model) if model else default_model()
-    return GeneratorScorer(loaded.model, loaded.tokenizer, mode, batch_size)
+    return GeneratorScorer(place(loaded.model, placed, dtype), loaded.tokenizer, mode, batch_size)
 

@@ -1,0 +1,650 @@
+"""Bad input never damages a file and never shows a traceback (issue 20, items 2, 3 and 5).
+
+:data:`CASES` is the table: a ``dpc`` command line, the exit status it must give, and a word its
+message must hold. Every case runs in-process (``cli.main``) in a fresh folder of small inputs
+(:func:`make_env`), and every case checks, besides its own row:
+
+- every file that was there before (inputs, and outputs of earlier runs) is byte-identical
+  afterwards, unless the row names it as one the command may replace (``--overwrite``);
+- stderr holds no ``Traceback``; a failing command writes exactly one line there.
+
+:data:`API_CASES` does the same for the Python API (an exception of the project's own type with
+a message naming the value). The interrupt tests at the end send SIGINT to real ``dpc``
+processes (``generate --out``, ``mine``, ``train generator``): exit 130, one line saying what was
+kept, and a re-run that resumes to the same result as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import cli
+from causal_mining.pair import CausalPair
+from causal_mining.shards import write_pairs
+from cause_effect_graph.store import MAGIC, save_graph
+from dpc_errors import DpcError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COPA = """<?xml version="1.0" encoding="UTF-8"?>
+<copa-corpus version="1.0">
+  <item id="1" asks-for="cause" most-plausible-alternative="1">
+    <p>The baby cried.</p><a1>The baby was hungry.</a1><a2>The baby slept.</a2>
+  </item>
+  <item id="2" asks-for="effect" most-plausible-alternative="2">
+    <p>It rained all night.</p><a1>The street was dry.</a1><a2>The street was wet.</a2>
+  </item>
+</copa-corpus>
+"""
+
+
+# ----------------------------------------------------------------------------- the inputs
+
+
+def small_graph() -> nx.DiGraph:
+    G = nx.DiGraph()
+    G.add_weighted_edges_from([("hungry", "cry", 9), ("tired", "cry", 6), ("rain", "wet", 8),
+                               ("cry", "tear", 5)])
+    for n in G:
+        G.nodes[n]["cause_weight"] = G.out_degree(n, weight="weight")
+        G.nodes[n]["effect_weight"] = G.in_degree(n, weight="weight")
+    G.graph["total"] = 28
+    return G
+
+
+def write_ceg(path: Path, vocab: list[str], src: list[int], dst: list[int]) -> None:
+    """A ``.ceg`` file with these edge ends, its header and digest right: only the indices are
+    wrong (what a damaged or hand-made file may hold)."""
+    import numpy as np
+
+    n, m = len(vocab), len(src)
+    raw = b"".join([("\n".join(vocab)).encode(), *(np.zeros(n, "<i8").tobytes() for _ in range(4)),
+                    np.asarray(src, "<i4").tobytes(), np.asarray(dst, "<i4").tobytes(),
+                    np.ones(m, "<i8").tobytes()])
+    payload = lzma.compress(raw)
+    header = json.dumps({"format": "dpc-cause-effect-graph", "nodes": n, "edges": m,
+                         "vocab_bytes": len("\n".join(vocab).encode()), "raw_bytes": len(raw),
+                         "payload_bytes": len(payload), "compression": "xz",
+                         "blake2b": hashlib.blake2b(payload, digest_size=16).hexdigest(),
+                         "graph": {}}).encode()
+    path.write_bytes(MAGIC + struct.pack("<II", 1, len(header)) + header + payload)
+
+
+def tiny_pairs(n: int = 40) -> list[CausalPair]:
+    return [CausalPair(f"it rained {i}", f"the street was wet {i}", "because", "EPC",
+                       "EXPLANATION", f"t:{i}", f"the street was wet {i} because it rained {i}.")
+            for i in range(n)]
+
+
+def make_env(root: Path) -> dict[str, str]:
+    """Small inputs and earlier outputs under ``root``; the paths by name, for the table."""
+    root.mkdir(parents=True, exist_ok=True)
+    save_graph(small_graph(), root / "graph.ceg")
+    write_ceg(root / "neg.ceg", ["rain", "wet"], [0], [-1])
+    write_ceg(root / "big.ceg", ["rain", "wet"], [0], [7])
+    (root / "garbage.ceg").write_bytes(b"\x00\xffnot a graph" * 10)
+    (root / "copa.xml").write_text(COPA, encoding="utf-8")
+    (root / "in.jsonl").write_text('"babies cry"\n{"input": "it rained"}\n', encoding="utf-8")
+    (root / "bad_utf8.jsonl").write_bytes(b'"babies cry"\n"caf\xe9 au lait"\n')
+    (root / "not_json.jsonl").write_text('"babies cry"\nbabies cry\n', encoding="utf-8")
+    (root / "existing.out").write_text("user data, not dpc's\n", encoding="utf-8")
+    (root / "binary.out").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+    (root / "no_newline.out").write_text("hello", encoding="utf-8")
+    (root / "other_inputs.jsonl").write_text('{"index": 0, "input": "the dog barked"}\n',
+                                             encoding="utf-8")
+    (root / "foreign").mkdir()
+    (root / "foreign" / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    (root / "foreign" / "report.md").write_text("# my report\n", encoding="utf-8")
+    (root / "foreign_manifest").mkdir()
+    (root / "foreign_manifest" / "manifest.json").write_text('{"mine": true}\n')
+    (root / "afile.txt").write_text("a file, not a folder\n", encoding="utf-8")
+    (root / "corpus").mkdir()
+    (root / "corpus" / "a.txt").write_text("We stayed in because it was raining hard.\n")
+    (root / "outside").mkdir()
+    (root / "outside" / "secret.txt").write_text("The drought led to a terrible famine.\n")
+    (root / "corpus" / "link.txt").symlink_to(Path("..") / "outside" / "secret.txt")
+    (root / "trunc").mkdir()
+    text = "".join(f"We stayed in because it was raining on day {i}.\n\n" for i in range(400))
+    whole = gzip.compress(text.encode())
+    (root / "trunc" / "cut.txt.gz").write_bytes(whole[: len(whole) // 2])
+    (root / "bank").mkdir()
+    write_pairs(root / "bank" / "causalbank-00000.tsv", tiny_pairs())
+    (root / "vocab.txt").write_text("rain\nwet\n", encoding="utf-8")
+    paths = {p.name.replace(".", "_"): str(p) for p in root.iterdir()}
+    paths["root"] = str(root)
+    paths["missing"] = str(root / "no-such-folder")
+    return paths
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (links as their target's path), by relative path."""
+    files: dict[str, bytes] = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            key = str(path.relative_to(root))
+            files[key] = (b"-> " + os.readlink(path).encode() if path.is_symlink()
+                          else path.read_bytes())
+    return files
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return make_env(tmp_path / "env")
+
+
+def _immutable(path: Path, on: bool) -> bool:
+    flag = "+i" if on else "-i"
+    try:
+        return subprocess.run(["chattr", flag, str(path)], capture_output=True,
+                              check=False).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def unwritable(env: dict[str, str]) -> Iterator[str]:
+    """A folder nothing can be written in, even by root (chmod, else ``chattr +i``)."""
+    folder = Path(env["root"]) / "locked"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("kept\n")
+    folder.chmod(0o555)
+    writable = os.access(folder, os.W_OK)
+    if writable and not _immutable(folder, True):
+        folder.chmod(0o755)
+        pytest.skip("cannot make a folder unwritable here (root without chattr)")
+    yield str(folder)
+    if writable:
+        _immutable(folder, False)
+    folder.chmod(0o755)
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad (or borderline) command line and what ``dpc`` must answer."""
+
+    name: str
+    argv: tuple[str, ...]  # formatted with the env's paths: "{graph_ceg}"
+    code: int
+    word: str  # in stderr (code != 0) or stdout (code 0)
+    changes: tuple[str, ...] = ()  # files (env names) the command may replace
+    unwritable: bool = False  # needs the `unwritable` fixture as {locked}
+
+
+G = ("--graph", "{graph_ceg}")
+GEN = ("generate", "--input", "babies cry", "--n", "3", "--m", "2", "--k", "2",
+       "--max-new-tokens", "6")
+MINE = ("mine", "--workers", "1", "--no-tags", "--no-progress")
+
+CASES: list[Case] = [
+    # dpc generate: --out, input files, options (all refused before the model is read)
+    Case("generate --out is a folder", (*GEN, "--out", "{foreign}"), 2, "is a folder"),
+    Case("generate --out in a missing folder", (*GEN, "--out", "{missing}/o.jsonl"), 2,
+         "does not exist"),
+    Case("generate --out unwritable", (*GEN, "--out", "{locked}/o.jsonl"), 2, "cannot write",
+         unwritable=True),
+    Case("generate --out binary", (*GEN, "--out", "{binary_out}"), 2, "UTF-8"),
+    Case("generate --out a text file without newline (was cut)",
+         (*GEN, "--out", "{no_newline_out}"), 2, "did not write"),
+    Case("generate --out a file of other text", (*GEN, "--out", "{existing_out}"), 2,
+         "not one dpc generate wrote"),
+    Case("generate --out results of other inputs", (*GEN, "--out", "{other_inputs_jsonl}"), 2,
+         "other inputs"),
+    Case("generate --input-file invalid UTF-8", ("generate", "--input-file", "{bad_utf8_jsonl}"),
+         2, "line 2: not UTF-8"),
+    Case("generate --input-file not JSON", ("generate", "--input-file", "{not_json_jsonl}"), 2,
+         "line 2: not JSON"),
+    Case("generate --input-file missing", ("generate", "--input-file", "{missing}/in.jsonl"), 2,
+         "does not exist"),
+    Case("generate --input-file a folder", ("generate", "--input-file", "{foreign}"), 2,
+         "is a folder"),
+    Case("generate no input", ("generate",), 2, "no input"),
+    Case("generate --direction", ("generate", "--input", "x", "--direction", "why"), 2,
+         "direction"),
+    Case("generate --n 0", ("generate", "--input", "x", "--n", "0"), 2, "`n`"),
+    Case("generate --m over --num-beams", ("generate", "--input", "x", "--m", "8",
+                                           "--num-beams", "4"), 2, "num_beams"),
+    Case("generate --m too big for memory", ("generate", "--input", "babies cry", "--m",
+                                             "200000", "--k", "1", "--constraint", "rain",
+                                             "--constraint-mode", "replace"), 2, "GB"),
+    Case("generate --graph negative edge index", ("generate", "--input", "x", "--graph",
+                                                  "{neg_ceg}"), 2, "index -1"),
+    # dpc mine
+    Case("mine --out is a file", (*MINE, "{corpus}", "--out", "{afile_txt}"), 2, "is a file"),
+    Case("mine --out under a file", (*MINE, "{corpus}", "--out", "{afile_txt}/out"), 2,
+         "is a file"),
+    Case("mine --out holds other files", (*MINE, "{corpus}", "--out", "{foreign}"), 2,
+         "did not write"),
+    Case("mine --out holds a manifest.json not ours", (*MINE, "{corpus}", "--out",
+                                                       "{foreign_manifest}"), 2, "did not write"),
+    Case("mine --out unwritable", (*MINE, "{corpus}", "--out", "{locked}"), 2, "did not write",
+         unwritable=True),
+    Case("mine --out in an unwritable folder", (*MINE, "{corpus}", "--out", "{locked}/new"), 2,
+         "cannot write", unwritable=True),
+    Case("mine input missing", (*MINE, "{missing}", "--out", "{root}/m"), 2, "matches no file"),
+    Case("mine --workers 0", ("mine", "{corpus}", "--out", "{root}/m", "--workers", "0"), 2,
+         "workers"),
+    Case("mine a truncated .gz keeps what was read", (*MINE, "{trunc}", "--out", "{root}/m"), 0,
+         '"truncated": 1'),
+    Case("mine skips a symlink out of its input", (*MINE, "{corpus}", "--out", "{root}/m"), 0,
+         '"symlink_out_of_input": 1'),
+    # dpc graph
+    Case("graph build --out exists", ("graph", "build", "{bank}", "--out", "{existing_out}"), 2,
+         "--overwrite"),
+    Case("graph build --out is a folder", ("graph", "build", "{bank}", "--out", "{foreign}"), 2,
+         "is a folder"),
+    Case("graph build --out in a missing folder", ("graph", "build", "{bank}", "--out",
+                                                   "{missing}/g.ceg"), 2, "does not exist"),
+    Case("graph build --tsv exists", ("graph", "build", "{bank}", "--out", "{root}/g.ceg",
+                                      "--tsv", "{existing_out}"), 2, "--overwrite"),
+    Case("graph build --work holds other files", ("graph", "build", "{bank}", "--out",
+                                                  "{root}/g.ceg", "--work", "{foreign}"), 2,
+         "did not write"),
+    Case("graph build --out unwritable", ("graph", "build", "{bank}", "--out", "{locked}/g.ceg"),
+         2, "cannot write", unwritable=True),
+    Case("graph show --out exists", ("graph", "show", "cry", "--out", "{existing_out}", *G), 2,
+         "--overwrite"),
+    Case("graph show --out in a missing folder", ("graph", "show", "cry", "--out",
+                                                  "{missing}/cry.png", *G), 2, "does not exist"),
+    Case("graph show --out binary", ("graph", "show", "cry", "--out", "{binary_out}", *G), 2,
+         "already exists"),
+    Case("graph show unknown lemma", ("graph", "show", "zebra", "--out", "{root}/z.png", *G), 2,
+         "not in the graph"),
+    Case("graph query negative edge index", ("graph", "query", "it rained", "--graph",
+                                             "{neg_ceg}"), 2, "index -1"),
+    Case("graph stats edge index out of range", ("graph", "stats", "--graph", "{big_ceg}"), 2,
+         "index 7"),
+    Case("graph stats missing graph", ("graph", "stats", "--graph", "{missing}/g.ceg"), 2,
+         "does not exist"),
+    Case("graph stats not a graph", ("graph", "stats", "--graph", "{garbage_ceg}"), 2,
+         "not a Cause Effect Graph"),
+    Case("graph export --out exists", ("graph", "export", "--out", "{existing_out}", *G), 2,
+         "--overwrite"),
+    Case("graph export --overwrite replaces", ("graph", "export", "--out", "{existing_out}",
+                                               "--overwrite", *G), 0, "4 edges",
+         changes=("existing_out",)),
+    Case("graph export --out unwritable", ("graph", "export", "--out", "{locked}/e.tsv", *G), 2,
+         "cannot write", unwritable=True),
+    Case("graph cooccur --out exists", ("graph", "cooccur", "{corpus}", "--vocab",
+                                        "{vocab_txt}", "--out", "{existing_out}"), 2,
+         "--overwrite"),
+    # dpc eval
+    Case("eval copa --predictions in a missing folder",
+         ("eval", "copa", "{copa_xml}", "--scorer", "graph", "--predictions",
+          "{missing}/p.jsonl"), 2, "does not exist"),
+    Case("eval copa --predictions exists", ("eval", "copa", "{copa_xml}", "--scorer", "graph",
+                                            "--predictions", "{existing_out}"), 2, "--overwrite"),
+    Case("eval copa --predictions is a folder", ("eval", "copa", "{copa_xml}", "--scorer",
+                                                 "graph", "--predictions", "{foreign}"), 2,
+         "is a folder"),
+    Case("eval copa missing file", ("eval", "copa", "{missing}/c.xml", "--scorer", "graph"), 2,
+         "does not exist"),
+    Case("eval copa not XML", ("eval", "copa", "{binary_out}", "--scorer", "graph"), 2,
+         "not valid XML"),
+    Case("eval copa unknown scorer", ("eval", "copa", "{copa_xml}", "--scorer", "oracle"), 2,
+         "oracle"),
+    Case("eval generation --out holds other files", ("eval", "generation", "{copa_xml}",
+                                                     "--out", "{foreign}"), 2, "did not write"),
+    Case("eval generation --limit 0", ("eval", "generation", "{copa_xml}", "--methods", "guided",
+                                       "--limit", "0"), 2,
+         "--limit"),
+    # dpc train
+    Case("train tokenizer --out holds other files", ("train", "tokenizer", "--bank", "{bank}",
+                                                     "--out", "{foreign}"), 2, "did not write"),
+    Case("train generator --out holds other files",
+         ("train", "generator", "--bank", "{bank}", "--tokenizer", "{missing}", "--out",
+          "{foreign}", "--no-progress"), 2, "did not write"),
+    Case("train generator --out is a file",
+         ("train", "generator", "--bank", "{bank}", "--tokenizer", "{missing}", "--out",
+          "{afile_txt}", "--no-progress"), 2, "is a file"),
+    Case("train generator --batch-size 0",
+         ("train", "generator", "--bank", "{bank}", "--tokenizer", "{missing}", "--out",
+          "{root}/run", "--batch-size", "0"), 2, "batch_size"),
+    Case("train trim-vocab --out holds other files",
+         ("train", "trim-vocab", "--bank", "{bank}", "--out", "{foreign}", "--no-progress"), 2,
+         "did not write"),
+    Case("train export --out holds other files",
+         ("train", "export", "--model", "{missing}", "--out", "{foreign}"), 2, "did not write"),
+    Case("train causal-bert --out holds other files",
+         ("train", "causal-bert", "--bank", "{bank}", "--out", "{foreign}", "--no-progress"), 2,
+         "did not write"),
+    Case("train causal-bert --pairs", ("train", "causal-bert", "--bank", "{bank}", "--out",
+                                       "{root}/cb", "--pairs", "many"), 2, "--pairs"),
+]
+
+
+def _run_case(case: Case, paths: dict[str, str], capsys: pytest.CaptureFixture) -> None:
+    root = Path(paths["root"])
+    before = snapshot(root)
+    argv = [arg.format(**paths) for arg in case.argv]
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    assert code == case.code, f"{argv}: exit {code}\n{out}\n{err}"
+    if case.code == 0:
+        assert case.word in out, out
+    else:
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and case.word in lines[0], err
+    after = snapshot(root)
+    allowed = {str(Path(paths[name]).relative_to(root)) for name in case.changes}
+    for name, data in before.items():
+        if name not in allowed:
+            assert after.get(name) == data, f"{name} was changed by {argv}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input(case: Case, env: dict[str, str], request: pytest.FixtureRequest,
+                   capsys: pytest.CaptureFixture) -> None:
+    if case.unwritable:
+        env = {**env, "locked": request.getfixturevalue("unwritable")}
+    _run_case(case, env, capsys)
+
+
+def test_mine_resume_with_other_options_is_refused(env: dict[str, str], capsys):
+    # an earlier run of ours: it must stay as it was
+    assert cli.main([*MINE, env["corpus"], "--out", f"{env['root']}/run"]) == 0
+    capsys.readouterr()
+    _run_case(Case("mine resume other options", (*MINE, "{corpus}", "--out", "{root}/run",
+                                                 "--batch-chars", "5000"), 2, "other options"),
+              env, capsys)
+
+
+def test_generate_cut_line_is_only_cut_when_ours(env: dict[str, str], capsys):
+    # a line torn by an interrupt is the start of the next result: that one is ours to cut
+    out = Path(env["root"]) / "torn.jsonl"
+    out.write_text('{"index": 0, "input": "babies cry", "outpu', encoding="utf-8")
+    from guided_generation.cli import GenerateItem, _done
+
+    assert _done(out, [GenerateItem("babies cry", "cause")]) == (0, 0)
+    out.write_text('{"index": 3, "input": "babies cry"', encoding="utf-8")  # not the next one
+    with pytest.raises(DpcError, match="did not write"):
+        _done(out, [GenerateItem("babies cry", "cause")])
+    assert out.read_text(encoding="utf-8") == '{"index": 3, "input": "babies cry"'
+
+
+# ----------------------------------------------------------------------------- the Python API
+
+
+def _api_generate_memory(paths: dict[str, str]) -> object:
+    from guided_generation import GuidedOptions
+    from guided_generation.pipeline import GuidedGenerator
+    from train.models import placeholder_model
+
+    m = placeholder_model()
+    generator = GuidedGenerator(m.model, m.tokenizer, small_graph(),
+                                lemmatizer=lambda text: ["cry"])
+    return generator.generate("babies cry", "cause", GuidedOptions(n=2, m=10**6, k=1))
+
+
+def _api_mine(out: str) -> Callable[[dict[str, str]], object]:
+    def run(paths: dict[str, str]) -> object:
+        from causal_mining import MineOptions, mine
+
+        return mine(MineOptions(inputs=(paths["corpus"],), out=out.format(**paths), workers=1))
+    return run
+
+
+def _api_eval_generation(paths: dict[str, str]) -> object:
+    from tasks.copa.dataset import read_copa
+    from tasks.copa.generation import evaluate_generation
+
+    return evaluate_generation(read_copa(paths["copa_xml"]), None, ["gold"],  # type: ignore
+                               lemmatize=str.split, out=paths["foreign"], progress=False)
+
+
+def _api(name: str, call: Callable[[dict[str, str]], object], word: str
+         ) -> tuple[str, Callable[[dict[str, str]], object], str]:
+    return name, call, word
+
+
+API_CASES = [
+    _api("load_graph negative index",
+         lambda p: __import__("cause_effect_graph.store").store.load_graph(p["neg_ceg"]),
+         "index -1"),
+    _api("load_graph index out of range",
+         lambda p: __import__("cause_effect_graph.store").store.load_graph(p["big_ceg"]),
+         "index 7"),
+    _api("mine into a folder of other files", _api_mine("{foreign}"), "did not write"),
+    _api("mine into a file", _api_mine("{afile_txt}"), "is a file"),
+    _api("GuidedGenerator.generate m=10**6 does not fit", _api_generate_memory, "GB"),
+    _api("evaluate_generation into a folder of other files", _api_eval_generation,
+         "did not write"),
+    _api("train_tokenizer into a folder of other files",
+         lambda p: __import__("train.tokenizer").tokenizer.train_tokenizer(["a b"], p["foreign"]),
+         "did not write"),
+    _api("export_generator into a folder of other files",
+         lambda p: __import__("train.export").export.export_generator(p["missing"],
+                                                                      p["foreign"]),
+         "did not write"),
+    _api("TrainOptions batch_size 0",
+         lambda p: __import__("train.options").options.TrainOptions("b", "t", "o", batch_size=0),
+         "batch_size"),
+    _api("read_items invalid UTF-8",
+         lambda p: list(__import__("guided_generation.cli").cli.read_items(
+             io.BytesIO(Path(p["bad_utf8_jsonl"]).read_bytes()), "cause", "x.jsonl")),
+         "line 2"),
+]
+
+
+@pytest.mark.parametrize("name,call,word", API_CASES, ids=[c[0] for c in API_CASES])
+def test_bad_input_python_api(name: str, call: Callable[[dict[str, str]], object], word: str,
+                              env: dict[str, str]) -> None:
+    root = Path(env["root"])
+    before = snapshot(root)
+    with pytest.raises(DpcError) as raised:
+        call(env)
+    assert word in str(raised.value)
+    assert snapshot(root) == before
+
+
+def test_the_table_is_large_and_covers_every_command() -> None:
+    assert len(CASES) + len(API_CASES) >= 40
+    firsts = {c.argv[0] if c.argv[0] != "graph" and c.argv[0] != "eval" and c.argv[0] != "train"
+              else " ".join(c.argv[:2]) for c in CASES}
+    assert {"generate", "mine", "graph build", "graph show", "graph query", "graph stats",
+            "graph export", "graph cooccur", "eval copa", "eval generation", "train tokenizer",
+            "train generator", "train trim-vocab", "train export",
+            "train causal-bert"} <= firsts
+
+
+# ----------------------------------------------------------------------------- --help
+
+
+def test_help_imports_neither_torch_nor_transformers() -> None:
+    # every `dpc SUB --help` (and `dpc --help`) parsed in one fresh interpreter
+    script = """
+import sys, time
+started = time.perf_counter()
+import cli
+parser = cli.build_parser()
+for argv in (["--help"], ["generate", "--help"], ["mine", "--help"], ["graph", "build", "--help"],
+             ["eval", "copa", "--help"], ["eval", "generation", "--help"],
+             ["train", "generator", "--help"], ["train", "causal-bert", "--help"]):
+    try:
+        parser.parse_args(argv)
+    except SystemExit:
+        pass
+heavy = sorted(m for m in ("torch", "transformers", "spacy") if m in sys.modules)
+print("HEAVY", heavy, "SECONDS", round(time.perf_counter() - started, 2), file=sys.stderr)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=False)
+    report = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 0 and report.startswith("HEAVY [] SECONDS"), done.stderr
+
+
+# ----------------------------------------------------------------------------- interrupts
+
+
+def _dpc(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "cli", *argv]
+
+
+#: The subprocesses' environment: transformers' deprecation warnings about the engine's cache
+#: argument (``past_key_values``) are not dpc's messages, and would be counted as lines.
+QUIET = {**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning",
+         "TRANSFORMERS_VERBOSITY": "error"}
+
+
+def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 240
+                   ) -> tuple[int, str, str]:
+    """Run ``argv`` in its own process group, send SIGINT to the whole group (as Ctrl-C in a
+    terminal does) once ``ready()``; return the exit status, stdout and stderr."""
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, env=QUIET)
+    deadline = time.monotonic() + timeout
+    try:
+        while not ready():
+            if proc.poll() is not None:
+                out, err = proc.communicate()
+                pytest.fail(f"{argv} ended (exit {proc.returncode}) before it was interrupted:"
+                            f"\n{out}\n{err}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"{argv} never got ready")
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+def _one_interrupt_line(err: str, kept: str) -> None:
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("note:")]
+    assert "Traceback" not in err, err
+    assert len(lines) == 1 and "interrupted" in lines[0] and kept in lines[0], err
+    assert "again" in lines[0], err
+
+
+def _without_timings(line: str) -> dict:
+    row = json.loads(line)
+    row["stats"] = {k: v for k, v in row["stats"].items() if not k.endswith("_seconds")}
+    return row
+
+
+def test_interrupted_generate_out_resumes_to_the_same_results(tmp_path: Path) -> None:
+    inputs = tmp_path / "in.jsonl"
+    texts = ["babies cry", "it rained", "the man fell", "she was tired", "the dog barked",
+             "the glass broke"]
+    inputs.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
+    args = ["generate", "--input-file", str(inputs), "--n", "8", "--m", "2", "--k", "3",
+            "--max-new-tokens", "8"]
+    straight = tmp_path / "straight.jsonl"
+    assert cli.main([*args, "--out", str(straight)]) == 0
+    out = tmp_path / "out.jsonl"
+
+    def one_result() -> bool:
+        return out.exists() and out.read_bytes().count(b"\n") >= 1
+
+    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), one_result)
+    assert code == 130, err
+    _one_interrupt_line(err, f"kept in {out}")
+    kept = out.read_text(encoding="utf-8").count("\n")
+    assert 1 <= kept < len(texts)
+    resumed = subprocess.run(_dpc(*args, "--out", str(out)), cwd=ROOT, capture_output=True,
+                             text=True, timeout=300, env=QUIET, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"already holds {kept} of {len(texts)} results: resuming" in resumed.stderr
+    got = [_without_timings(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    want = [_without_timings(x) for x in straight.read_text(encoding="utf-8").splitlines()]
+    assert got == want
+
+
+def _mining_corpus(folder: Path) -> Path:
+    folder.mkdir()
+    causes = ["it was raining", "the road was icy", "he was tired", "the bus was late",
+              "the baby was hungry", "the wind blew hard", "she lost her keys"]
+    effects = ["we stayed in", "the car slid", "he slept early", "she walked", "the baby cried",
+               "the tree fell", "she could not get in"]
+    for k in range(3):
+        with open(folder / f"part{k}.txt", "w", encoding="utf-8") as handle:
+            for i in range(12_000):
+                c, e = causes[(i + k) % 7], effects[(i * 3 + k) % 7]
+                handle.write(f"On day {i} of year {k}, {e} because {c} in town {i % 97}.\n\n")
+    return folder
+
+
+def test_interrupted_mine_resumes_to_the_same_bank(tmp_path: Path) -> None:
+    corpus = _mining_corpus(tmp_path / "corpus")
+    args = ["mine", str(corpus), "--workers", "2", "--no-tags", "--no-progress",
+            "--batch-chars", "50000"]
+    assert cli.main([*args, "--out", str(tmp_path / "straight")]) == 0
+    out = tmp_path / "out"
+
+    def some_parts() -> bool:
+        return len(list(out.glob("parts/*/*.json"))) >= 2
+
+    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), some_parts)
+    assert code == 130, err
+    _one_interrupt_line(err, f"kept in {out}/parts")
+    resumed = subprocess.run(_dpc(*args, "--out", str(out)), cwd=ROOT, capture_output=True,
+                             text=True, timeout=300, env=QUIET, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["resumed_batches"] >= 2
+
+    def bank(run: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted((run / "causalbank").glob("*.tsv"))}
+
+    assert bank(out) == bank(tmp_path / "straight") != {}
+
+
+def test_interrupted_training_resumes_to_the_same_weights(tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from tests.train.conftest import tiny_pairs as train_pairs
+    from train.tokenizer import train_tokenizer
+
+    bank = tmp_path / "bank"
+    write_pairs(bank / "causalbank-00000.tsv", train_pairs())
+    tokenizer = tmp_path / "tok"
+    train_tokenizer([t for p in train_pairs() for t in (p.cause, p.effect)] + ["cause: effect:"]
+                    * 20, tokenizer, vocab_size=120)
+    args = ["train", "generator", "--bank", str(bank), "--tokenizer", str(tokenizer),
+            "--d-model", "32", "--d-ff", "64", "--num-layers", "1", "--num-heads", "2",
+            "--batch-size", "16", "--warmup-steps", "5", "--eval-every", "20",
+            "--checkpoint-every", "10", "--dev-examples", "32", "--max-steps", "300",
+            "--threads", "1", "--seed", "3", "--no-progress"]
+    straight = subprocess.run(_dpc(*args, "--out", str(tmp_path / "straight")), cwd=ROOT,
+                              capture_output=True, text=True, timeout=600, env=QUIET, check=False)
+    assert straight.returncode == 0, straight.stderr
+    out = tmp_path / "run"
+
+    def checkpointed() -> bool:
+        return (out / "checkpoint" / "trainer_state.safetensors").exists()
+
+    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), checkpointed)
+    assert code == 130, err
+    _one_interrupt_line(err, f"kept in {out}/checkpoint/")
+    resumed = subprocess.run(_dpc(*args, "--out", str(out)), cwd=ROOT, capture_output=True,
+                             text=True, timeout=600, env=QUIET, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["steps"] == json.loads(straight.stdout)["steps"] == 300
+    a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
+    b = load_file(str(out / "checkpoint" / "model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    shutil.rmtree(tmp_path / "straight")

@@ -1,0 +1,127 @@
+"""The options of the training commands, in a module that imports no torch.
+
+``dpc train generator --help`` and ``dpc train causal-bert --help`` build their flags from these
+dataclasses (one definition serves the CLI and the Python API); keeping them here, away from
+:mod:`train.trainer` and :mod:`train.causal_bert` (which import torch), keeps ``dpc --help``
+fast. Both old import paths still work: ``from train.trainer import TrainOptions``.
+
+>>> TrainOptions("bank", "tok", "out").d_model
+256
+>>> TrainOptions("bank", "tok", "out", batch_size=0)
+Traceback (most recent call last):
+...
+train.errors.TrainError: `batch_size` (=0) must be at least 1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from train.data import VARIANTS
+from train.errors import TrainError
+
+if TYPE_CHECKING:
+    from train.generator import GeneratorConfig
+
+__all__ = ["CausalBertOptions", "TrainOptions", "options_from_dict"]
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """Everything a generator training run depends on (the CLI flags map 1:1 onto these)."""
+
+    bank: str
+    tokenizer: str
+    out: str
+    variant: str = "both"
+    d_model: int = 256
+    d_ff: int = 1024
+    num_layers: int = 4
+    num_heads: int = 4
+    dropout: float = 0.1
+    batch_size: int = 64
+    lr: float = 1e-3
+    warmup_steps: int = 500
+    weight_decay: float = 0.01
+    max_steps: int = 100_000
+    max_minutes: float | None = None
+    eval_every: int = 500
+    checkpoint_every: int = 250
+    patience: int = 4
+    dev_examples: int = 2000
+    max_source_tokens: int = 64
+    max_target_tokens: int = 48
+    max_pairs: int | None = None
+    max_words: int = 32
+    seed: int = 0
+    threads: int | None = None
+    init_from: str | None = None  # a generator folder whose weights start the run
+    warm_start: str | None = None  # a BERT-style encoder folder, or "minilm": bert2bert
+    share_weights: bool = False  # warm start only: the decoder shares the encoder's weights
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise TrainError(f"variant {self.variant!r} is not one of {', '.join(VARIANTS)}")
+        for name in ("batch_size", "max_steps", "eval_every", "checkpoint_every", "patience",
+                     "dev_examples", "max_source_tokens", "max_target_tokens"):
+            if getattr(self, name) < 1:
+                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
+        if not self.lr > 0:
+            raise TrainError(f"`lr` (={self.lr}) must be positive")
+        if self.share_weights and self.warm_start is None:
+            raise TrainError("--share-weights applies to a warm-started generator (--warm-start)")
+        if self.warm_start is not None:
+            if self.init_from is not None:
+                raise TrainError("--warm-start and --init-from exclude each other")
+            if self.tokenizer != self.warm_start:
+                raise TrainError(
+                    f"a generator warm-started from {self.warm_start!r} uses that model's "
+                    f"tokenizer: pass --tokenizer {self.warm_start} (not {self.tokenizer!r})"
+                )
+
+    def model_config(self, vocab_size: int) -> GeneratorConfig:
+        from train.generator import GeneratorConfig  # torch: only when a model is built
+
+        return GeneratorConfig(vocab_size, self.d_model, self.d_ff, self.num_layers,
+                               None, self.num_heads, self.dropout)
+
+
+def options_from_dict(values: dict[str, Any]) -> TrainOptions:
+    """Build :class:`TrainOptions` from a dict, ignoring keys it does not have (CLI namespaces).
+
+    >>> options_from_dict({"bank": "b", "tokenizer": "t", "out": "o", "command": "x"}).out
+    'o'
+    """
+    names = {f.name for f in fields(TrainOptions)}
+    return TrainOptions(**{k: v for k, v in values.items() if k in names})
+
+
+@dataclass(frozen=True)
+class CausalBertOptions:
+    """One continued-training run (the ``dpc train causal-bert`` flags map 1:1 onto these)."""
+
+    bank: str
+    out: str
+    pairs: int | None = 10_000  # None: every train-split pair
+    batch_size: int = 32
+    lr: float = 3e-5
+    epochs: int = 1
+    max_tokens: int = 48
+    margin: float = 0.3
+    l2: float = 1e-5  # lambda of lambda/2 * ||Theta||^2
+    seed: int = 0
+    dev_pairs: int = 500  # CausalBank dev pairs for the before/after ranking accuracy
+    checkpoint_every: int = 50  # steps between checkpoints (OUT/checkpoint.safetensors)
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "epochs", "max_tokens", "checkpoint_every"):
+            if getattr(self, name) < 1:
+                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
+        if self.pairs is not None and self.pairs < 2:
+            raise TrainError(f"`pairs` (={self.pairs}) must be at least 2 (or None for all)")
+        if self.lr <= 0 or self.margin <= 0 or self.l2 < 0:
+            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive "
+                             f"and `l2` (={self.l2}) not negative")
