@@ -155,7 +155,11 @@ class DecodeBatch:
 
     def check_feasible(self, max_new_tokens: int) -> None:
         """Strict mode, before decoding: raise for a set that cannot be met at all (every
-        alternative holds a banned phrase) or whose shortest alternative is longer than the budget."""
+        alternative holds a banned phrase), whose shortest alternative is longer than the budget,
+        or, where :meth:`Automaton.need` is exact, for sets that together need more tokens than
+        the budget (overlapping alternatives counted). Beyond the exact budget only the lower
+        bound of the single sets is checked: the plan's count can exceed the true minimum, and
+        would refuse satisfiable sets; the check after decoding still applies."""
         for i, (a, c) in enumerate(zip(self.automata, self.constraints)):
             for s in range(a.num_sets):
                 if s in a.impossible_sets:
@@ -170,10 +174,10 @@ class DecodeBatch:
                         f"{a.min_length[s]} tokens, more than max_new_tokens={max_new_tokens}",
                         input_index=i, set_index=s,
                     )
-            if a.num_sets and a.need(a.start()) > max_new_tokens:
+            if a.num_sets and a.need_is_exact and a.need(a.start()) > max_new_tokens:
                 raise UnsatisfiableConstraintsError(
-                    f"the constraints of input {i} need {a.need(a.start())} tokens (shortest "
-                    f"alternative of every set, overlaps not counted), more than "
+                    f"the constraints of input {i} need at least {a.need(a.start())} tokens "
+                    f"together (the exact minimum, overlapping alternatives counted), more than "
                     f"max_new_tokens={max_new_tokens}",
                     input_index=i, set_index=0,
                 )

@@ -64,11 +64,23 @@ def rank_within_bank(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tenso
 
 def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     """Order of the candidates under dynamic beam allocation: ``(rank within bank ascending, bank
-    descending)``; invalid candidates last. Taking the first ``k`` gives each non-empty bank an
-    equal share of ``k`` and hands unused shares to the other banks.
+    descending, score descending)``; invalid candidates last. Taking the first ``k`` gives each
+    non-empty bank an equal share of ``k`` and hands unused shares to the other banks.
 
     Without constraints every candidate is in one bank and this is plain score order, the same
     selection as ordinary beam search.
+
+    Three stable sorts: the candidates sorted by (bank desc, score desc) are already in that
+    order within each rank, so one stable sort of them by rank gives the full order (the
+    ``lexsort(rank_within_bank(...), -bank, -score)`` this replaces took five).
     """
-    rank = rank_within_bank(bank, score, valid)
-    return lexsort(rank, -bank, -score)
+    n = bank.shape[-1]
+    grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
+    order = lexsort(-grouped_bank, -score)  # (batch, n): banks descending, then scores descending
+    sorted_bank = grouped_bank.gather(-1, order)
+    position = torch.arange(n, device=bank.device).expand_as(order)
+    starts = torch.ones_like(sorted_bank, dtype=torch.bool)
+    starts[..., 1:] = sorted_bank[..., 1:] != sorted_bank[..., :-1]
+    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
+    sorted_rank = torch.where(sorted_bank >= 0, position - group_start, n)  # invalid: last
+    return order.gather(-1, torch.argsort(sorted_rank, dim=-1, stable=True))

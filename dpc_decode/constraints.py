@@ -310,8 +310,9 @@ def prepare_constraints(
     dpc_decode.errors.ConstraintError: `constraints` gives sets for 1 inputs, but there are 2 inputs
     """
     options = options or TokenizeOptions()
+    # One object per distinct value: rows that share it are tokenised and checked once.
     if constraints is None:
-        per_sets: list[Any] = [[] for _ in range(num_inputs)]
+        per_sets: list[Any] = [()] * num_inputs
     elif _is_per_input(constraints, 2, "constraints"):
         if len(constraints) != num_inputs:
             raise ConstraintError(
@@ -323,7 +324,7 @@ def prepare_constraints(
         per_sets = [constraints] * num_inputs
 
     if banned is None:
-        per_banned: list[Any] = [[] for _ in range(num_inputs)]
+        per_banned: list[Any] = [()] * num_inputs
     elif _is_per_input(banned, 1, "banned"):
         if len(banned) != num_inputs:
             raise ConstraintError(

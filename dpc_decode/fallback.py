@@ -3,8 +3,9 @@
 A hypothesis is cut off when the step's masks leave it no allowed token. Under constraints that
 happens when the feasibility rule forces a hypothesis into an alternative that can never be
 finished: an alternative holding an EOS id (EOS is masked until every set is met), one that
-``no_repeat_ngram_size`` forbids, one whose next token completes a banned phrase in context, or
-a forced EOS (``forced_eos_token_id``) before the sets are met. When every hypothesis of an
+``no_repeat_ngram_size`` forbids, one whose next token completes a banned phrase in context (only
+for constraints beyond :data:`~dpc_decode.automaton.EXACT_NEED_BUDGET`: the exact need steers
+around bans), or a forced EOS (``forced_eos_token_id``) before the sets are met. When every hypothesis of an
 input is cut off, its finished pool is empty.
 
 Such inputs are decoded again, with the rules relaxed one level at a time, until they have as

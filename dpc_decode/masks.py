@@ -4,10 +4,12 @@ Each function takes the step's log-probabilities ``(hyps, vocab)`` and returns t
 forbidden tokens set to ``-inf`` (in place where that is safe). No Python loop over hypotheses.
 
 * :func:`mask_constraints` - banned phrases, and *feasibility*: a hypothesis that can still meet
-  every set within ``max_new_tokens`` may only take tokens after which it still can (by the bound
-  of :meth:`~dpc_decode.automaton.Automaton.need`). This is what turns "satisfied if beam search
-  happens to find it" into "satisfied whenever the budget allows": with two tokens left and a
-  two-token alternative unmet, the hypothesis must start it now.
+  every set within ``max_new_tokens`` may only take tokens after which it still can, by
+  :meth:`~dpc_decode.automaton.Automaton.need` (exact, overlaps between alternatives counted,
+  within its budget). This is what turns "satisfied if beam search happens to find it" into
+  "satisfied whenever the budget allows": with two tokens left and a two-token alternative
+  unmet, the hypothesis must start it now. Because need is exact, a hypothesis that can finish
+  always keeps a token after which it still can.
 * :func:`mask_eos` - EOS is forbidden until every set is met and ``min_new_tokens`` are generated.
 * :func:`mask_repeated_ngrams` - ``no_repeat_ngram_size`` over the generated tokens.
 """
@@ -43,7 +45,7 @@ def mask_constraints(
     banned phrase and a budget that is not tight, nothing can be forbidden: no tensor operation
     runs, and ``nodes``/``met`` may be ``None``.
     """
-    # need() never exceeds its value at the start (max_need): while that fits, nothing is tight.
+    # No reachable state needs more than max_need: while that fits, nothing is tight.
     tight = feasible and tokens_left - 1 < automaton.max_need
     if not tight and not automaton.has_banned:
         return log_probs
@@ -57,12 +59,13 @@ def mask_constraints(
     allowed = ~automaton.violation[nxt] if automaton.has_banned else None  # (hyps, A)
     if tight:
         after = tokens_left - 1
-        at_root = automaton.unmet_length(rows, met)  # (hyps,) need() at the root: no gain there
-        infeasible = at_root - torch.where(met, 0, automaton.gain[nodes]).amax(-1) > tokens_left
-        fits = (automaton.need(rows, nxt, successors.met) <= after) | infeasible.unsqueeze(1)
+        # need() now (hyps,), after each letter (hyps, A), after any other token (hyps,)
+        now, letter_need, root_need = automaton.step_needs(rows, nodes, met, successors)
+        infeasible = now > tokens_left  # (hyps,): no plan fits; nothing is forced
+        fits = (letter_need <= after) | infeasible.unsqueeze(1)
         allowed = fits if allowed is None else allowed & fits  # (hyps, A)
         # Any token outside the alphabet leads back to the root, keeping only the sets met.
-        log_probs.masked_fill_((~infeasible & (at_root > after)).unsqueeze(1), NEG_INF)
+        log_probs.masked_fill_((~infeasible & (root_need > after)).unsqueeze(1), NEG_INF)
     # Padding columns mirror the first letter exactly, so duplicate writes carry equal values.
     assert allowed is not None
     log_probs.scatter_(1, letters, torch.where(allowed, original, NEG_INF))

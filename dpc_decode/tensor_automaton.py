@@ -36,7 +36,8 @@ hold back EOS, and are reported unmet by the Python reference after decoding.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 
@@ -57,6 +58,21 @@ def _bit_matrix(masks: list[int], width: int) -> torch.Tensor:
     return torch.tensor([[bool((m >> s) & 1) for s in range(width)] for m in masks], dtype=torch.bool)
 
 
+def _to_device(tensors: dict[str, torch.Tensor | None], device: torch.device) -> dict[str, torch.Tensor | None]:
+    """The tables on ``device`` in one host-to-device copy (each copy from pageable memory is a
+    host synchronisation): packed into one int64 buffer, split there, cast back."""
+    if device.type == "cpu":
+        return tensors
+    names = [k for k, v in tensors.items() if v is not None]
+    parts = [tensors[k] for k in names]
+    flat = torch.cat([p.reshape(-1).long() for p in parts]).to(device)  # type: ignore[union-attr]
+    pieces = flat.split([p.numel() for p in parts])  # type: ignore[union-attr]
+    moved: dict[str, torch.Tensor | None] = dict.fromkeys(tensors)
+    for name, part, piece in zip(names, parts, pieces):
+        moved[name] = piece.view(part.shape).to(part.dtype)  # type: ignore[union-attr]
+    return moved
+
+
 @dataclass
 class _Tables:
     """The tables of every distinct automaton as Python lists, node ids global."""
@@ -72,6 +88,13 @@ class _Tables:
     alphabet_valid: list[list[bool]]
     min_length: list[list[int]]
     initial_met: list[list[bool]]
+    # Exact need (Automaton.exact_need_table): entry 0 is a 0 that every node of an automaton
+    # without a table points at (its met weights are 0, so it is the only entry read there).
+    need_table: list[int] = field(default_factory=lambda: [0])
+    need_base: list[int] = field(default_factory=list)  # per node: where its row of the table starts
+    completes_bits: list[int] = field(default_factory=list)  # per node: met-bits it completes
+    met_weight: list[list[int]] = field(default_factory=list)  # per automaton: each set's met-bit
+    exact: list[bool] = field(default_factory=list)  # per automaton: need is exact
 
     @classmethod
     def build(cls, distinct: Sequence[Automaton], letters: list[list[int]], width: int,
@@ -109,7 +132,25 @@ class _Tables:
             t.alphabet_valid.append([True] * k + [False] * pad)
             t.min_length.append([n if ok else 0 for n, ok in zip(lengths, live)])
             t.initial_met.append([not ok for ok in live])
+            t.add_exact_need(a, num_sets)
         return t
+
+    def add_exact_need(self, a: Automaton, num_sets: int) -> None:
+        """Lay out ``a``'s exact need table, or point its nodes at the shared 0 when it has none."""
+        table = a.exact_need_table
+        self.exact.append(table is not None)
+        if table is None:
+            self.need_base.extend([0] * a.num_nodes)
+            self.completes_bits.extend([0] * a.num_nodes)
+            self.met_weight.append([0] * num_sets)
+            return
+        cap = 2**15 - 1  # int16, as gain and min_length
+        width = 1 << sum(1 for b in a.live_bit if b)
+        start = len(self.need_table)
+        self.need_table.extend(min(d, cap) for d in table)
+        self.need_base.extend(range(start, start + width * a.num_nodes, width))
+        self.completes_bits.extend(a.met_bits(c) for c in a.completes)
+        self.met_weight.append(list(a.live_bit) + [0] * (num_sets - a.num_sets))
 
 
 @dataclass(frozen=True)
@@ -120,6 +161,8 @@ class RowTables:
     rows: torch.Tensor  # (hyps,)
     letters: torch.Tensor  # (hyps, A)
     min_length: torch.Tensor  # (hyps, S)
+    met_weight: torch.Tensor  # (hyps, S)
+    root_base: torch.Tensor  # (hyps,): need_base of the row's root
 
 
 @dataclass(frozen=True)
@@ -154,10 +197,16 @@ class TensorAutomaton:
     min_length: torch.Tensor  # (rows, S) int16: shortest live alternative; 0 for padding/impossible
     root: torch.Tensor  # (rows,) int64
     initial_met: torch.Tensor  # (rows, S) bool: padding and impossible sets start met
+    need_table: torch.Tensor  # (entries,) int16: exact need of (node, met-bits) at need_base[node] + bits
+    need_base: torch.Tensor  # (nodes,) int64: start of the node's row of need_table
+    completes_bits: torch.Tensor  # (nodes,) int64: met-bits of the sets completed on reaching the node
+    met_weight: torch.Tensor  # (rows, S) int64: met-bit of each set; 0 for padding, impossible, inexact
+    exact_node: torch.Tensor  # (nodes,) bool: the node's automaton has an exact need table
     symbol_table: torch.Tensor | None  # (distinct, W) int32: symbol of token t; None: binary search
     sorted_alphabet: torch.Tensor  # (distinct, A + 1) int64, padded above every token id
     max_depth: int
-    max_need: int  # the largest need() of any row at the start: no hypothesis ever needs more
+    max_need: int  # the largest need() any hypothesis can reach (Automaton.max_need)
+    need_mode: Literal["exact", "plan", "mixed"]  # which automata have an exact need table: all, none, some
     has_banned: bool
     clamp_tokens: int | None  # token ids above this share the table's last column (no vocab given)
 
@@ -207,13 +256,12 @@ class TensorAutomaton:
         useful = _bit_matrix(t.useful, num_sets)
         top = max([al[-1] for al in letters if al] + [0])
         columns = vocab_size if vocab_size is not None else top + 2
-        symbol_table = None
-        if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
-            symbol_table = torch.full((len(distinct), columns), width, dtype=torch.int32)
-            rows_i = [d for d, al in enumerate(letters) for _ in al]
-            symbol_table[rows_i, [tok for al in letters for tok in al]] = torch.tensor(
-                [j for al in letters for j in range(len(al))], dtype=torch.int32
-            )
+        # The symbol table is written where it lives: only its entries travel (it can be tens of
+        # megabytes, every other entry "outside the alphabet").
+        entries = torch.tensor(
+            [[d, tok, j] for d, al in enumerate(letters) for j, tok in enumerate(al)] or [[0, 0, 0]],
+            dtype=torch.long,
+        ).reshape(-1, 3)
         sentinel = torch.iinfo(torch.long).max  # above every token id
         sorted_alphabet = torch.tensor(
             [al + [sentinel] * (width + 1 - len(al)) for al in letters], dtype=torch.long
@@ -233,14 +281,29 @@ class TensorAutomaton:
             "min_length": torch.tensor(t.min_length, dtype=torch.int16)[block_t],
             "root": torch.tensor(t.offsets, dtype=torch.long)[block_t],
             "initial_met": torch.tensor(t.initial_met, dtype=torch.bool)[block_t],
-            "symbol_table": symbol_table,
+            "need_table": torch.tensor(t.need_table, dtype=torch.int16),
+            "need_base": torch.tensor(t.need_base, dtype=torch.long),
+            "completes_bits": torch.tensor(t.completes_bits, dtype=torch.long),
+            "met_weight": torch.tensor(t.met_weight, dtype=torch.long)[block_t],
+            "exact_node": torch.tensor(
+                [ok for a, ok in zip(distinct, t.exact) for _ in range(a.num_nodes)], dtype=torch.bool),
+            "symbol_entries": entries,
             "sorted_alphabet": sorted_alphabet,
         }
-        moved = {k: (v.to(device) if v is not None else None) for k, v in tensors.items()}
+        moved = _to_device(tensors, torch.device(device))
+        entries = moved.pop("symbol_entries")
+        assert entries is not None
+        moved["symbol_table"] = None
+        if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
+            table = torch.full((len(distinct), columns), width, dtype=torch.int32, device=device)
+            if any(letters):
+                table[entries[:, 0], entries[:, 1]] = entries[:, 2].int()
+            moved["symbol_table"] = table
         return cls(
             automata=automata,
             max_depth=max(t.depth + [0]),
-            max_need=max([a.need(a.start()) for a in distinct] + [0]),
+            max_need=max([a.max_need for a in distinct] + [0]),
+            need_mode="exact" if all(t.exact) else "plan" if not any(t.exact) else "mixed",
             has_banned=any(t.violation),
             clamp_tokens=None if vocab_size is not None else columns - 1,
             **moved,
@@ -277,7 +340,8 @@ class TensorAutomaton:
 
     def for_rows(self, rows: torch.Tensor) -> RowTables:
         """The row constants of hypotheses of these rows (hyps,), for the per-step functions."""
-        return RowTables(rows, self.alphabet[rows], self.min_length[rows])
+        return RowTables(rows, self.alphabet[rows], self.min_length[rows], self.met_weight[rows],
+                         self.need_base[self.root[rows]])
 
     def successors(
         self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
@@ -307,15 +371,64 @@ class TensorAutomaton:
     def need(
         self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
     ) -> torch.Tensor:
-        """Tokens an achievable plan still needs to meet every set (see :meth:`Automaton.need`).
+        """Fewest tokens that still meet every set (:meth:`Automaton.need`): exact for automata
+        with an exact table, the plan's count (:meth:`plan_need`) for the others.
 
-        rows: (...,) or the :class:`RowTables` of (hyps,), nodes: (...,), met: (..., S) ->
-        (...,) int32. With RowTables, nodes and met may carry one more dimension (hyps, A).
+        rows: (...,) or the :class:`RowTables` of (hyps,), nodes: (...,), met: (..., S) -> (...,).
+        With RowTables, nodes and met may carry one more dimension (hyps, A).
         """
+        if self.need_mode == "plan":
+            return self.plan_need(rows, nodes, met)
+        exact = self.exact_need(nodes, self.met_bits(rows, met))
+        if self.need_mode == "exact":
+            return exact
+        return torch.where(self.exact_node[nodes], exact, self.plan_need(rows, nodes, met))
+
+    def met_bits(self, rows: torch.Tensor | RowTables, met: torch.Tensor) -> torch.Tensor:
+        """``met`` (..., S) as the integer of its met-bits (...,) that indexes ``need_table``: a
+        weighted sum of the columns."""
+        if isinstance(rows, RowTables):
+            weight = rows.met_weight if met.dim() == 2 else rows.met_weight.unsqueeze(1)
+        else:
+            weight = self.met_weight[rows]
+        return (met * weight).sum(-1)
+
+    def exact_need(self, nodes: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+        """The exact table at (node, met-bits): nodes and bits of one shape -> that shape, int16."""
+        return self.need_table[self.need_base[nodes] + bits]
+
+    def step_needs(
+        self, rows: RowTables, nodes: torch.Tensor, met: torch.Tensor, successors: Successors
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`need` now (hyps,), after each letter (hyps, A), and after a token outside the
+        alphabet (hyps,: at the row's root, the same sets met), for a tight step's masks."""
+        if self.need_mode == "plan":
+            at_root = self.unmet_length(rows, met)  # (hyps,): the plan gains nothing at the root
+            now = at_root - torch.where(met, 0, self.gain[nodes]).amax(-1)
+            return now, self.plan_need(rows, successors.nodes, successors.met), at_root
+        bits = self.met_bits(rows, met)  # (hyps,)
+        letter_bits = bits.unsqueeze(1) | self.completes_bits[successors.nodes]  # (hyps, A)
+        now = self.exact_need(nodes, bits)
+        after = self.exact_need(successors.nodes, letter_bits)
+        at_root = self.need_table[rows.root_base + bits]
+        if self.need_mode == "mixed":
+            plan_root = self.unmet_length(rows, met)
+            exact = self.exact_node[nodes]  # (hyps,): a row's nodes all share its automaton
+            now = torch.where(exact, now, plan_root - torch.where(met, 0, self.gain[nodes]).amax(-1))
+            after = torch.where(exact.unsqueeze(1), after,
+                                self.plan_need(rows, successors.nodes, successors.met))
+            at_root = torch.where(exact, at_root, plan_root)
+        return now, after, at_root
+
+    def plan_need(
+        self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
+    ) -> torch.Tensor:
+        """Tokens of the plan of :meth:`Automaton.plan_need` (not exact; the fallback of automata
+        over the exact budget). Shapes as :meth:`need`; int32."""
         return self.unmet_length(rows, met) - torch.where(met, 0, self.gain[nodes]).amax(-1)
 
     def unmet_length(self, rows: torch.Tensor | RowTables, met: torch.Tensor) -> torch.Tensor:
-        """Shortest alternative of every unmet set, added up: ``need`` at the root (..., ) int32."""
+        """Shortest alternative of every unmet set, added up: ``plan_need`` at the root (...,) int32."""
         if isinstance(rows, RowTables):
             lengths = rows.min_length if met.dim() == 2 else rows.min_length.unsqueeze(1)
         else:

@@ -21,6 +21,19 @@ EOS = 1
 PAD = 0
 
 
+@pytest.fixture
+def plan_need_only(monkeypatch):
+    """Every automaton built from here on is over the exact need's budget, so its need is the
+    plan (``Automaton.plan_need``). Automata are cached per distinct constraints
+    (``batch._automaton``), so the cache is emptied on both sides."""
+    from dpc_decode import automaton, batch
+
+    batch._automaton.cache_clear()
+    monkeypatch.setattr(automaton, "EXACT_NEED_BUDGET", 0)
+    yield
+    batch._automaton.cache_clear()
+
+
 def tiny_t5(vocab: int = 40, seed: int = 0) -> T5ForConditionalGeneration:
     torch.manual_seed(seed)
     cfg = T5Config(vocab_size=vocab, d_model=32, d_ff=64, d_kv=8, num_heads=4, num_layers=2,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpc_decode.automaton import Automaton, satisfies
+from dpc_decode import automaton
+from dpc_decode.automaton import Automaton, State, satisfies
 from dpc_decode.errors import ConstraintError
 
 
@@ -99,11 +102,59 @@ def test_dead_alternatives_and_impossible_sets():
         ([[[1, 2, 3]], [[4], [5, 6]]], [], [5], 4),  # [6] + [1,2,3], or [1,2,3] + [4]: 4 either way
         ([[[1, 2, 3]], [[4], [5, 6]]], [], [1, 2, 3, 4], 0),
         ([[[1, 2, 3], [7]]], [[7]], [], 3),  # [7] is dead: the plan must use [1,2,3]
+        # Overlapping alternatives: fewer tokens than their lengths added up.
+        ([[[1, 2, 3]], [[2, 3, 4]]], [], [], 4),  # suffix of one is the other's prefix: 1 2 3 4
+        ([[[1, 2, 3]], [[2, 3, 4]]], [], [2], 4),  # 2 3 4 1 2 3 is 5 more; 1 2 3 4 is 4
+        ([[[1, 2, 3]], [[2]]], [], [], 3),  # one contains the other
+        ([[[1, 2]], [[2, 3]], [[3, 1]]], [], [], 4),  # a chain: 1 2 3 1
+        ([[[4, 5]], [[4, 5], [6]]], [], [], 2),  # one alternative meets both sets
+        # A ban across an alternative's boundary: after 3, 5 7 would complete [3, 5].
+        ([[[3]], [[5, 7]]], [[3, 5]], [], 3),  # 5 7 3
+        ([[[3]], [[5, 7]]], [[3, 5]], [3], 3),  # one token to leave the 3 behind, then 5 7
     ],
 )
 def test_need_table(sets, banned, tokens, need):
     a = Automaton(sets, banned)
+    assert a.need_is_exact
     assert a.need(a.run(tokens)) == need
+
+
+@pytest.mark.parametrize(
+    ("sets", "exact", "plan"),
+    [
+        ([[[1, 2, 3]], [[2, 3, 4]]], 4, 6),
+        ([[[1, 2, 3]], [[2]]], 3, 4),
+        ([[[1, 2]], [[2, 3]], [[3, 1]]], 4, 6),
+    ],
+)
+def test_beyond_the_budget_need_is_the_plan(sets, exact, plan, monkeypatch):
+    """Over EXACT_NEED_BUDGET the table is not built and need falls back to the plan, which does
+    not count overlaps: larger than the exact minimum here."""
+    assert Automaton(sets).need(Automaton(sets).start()) == exact
+    monkeypatch.setattr(automaton, "EXACT_NEED_BUDGET", 0)
+    a = Automaton(sets)
+    assert not a.need_is_exact and a.exact_need_table is None
+    assert a.need(a.start()) == a.plan_need(a.start()) == a.max_need == plan
+
+
+def test_exact_need_budget_counts_transitions_times_met_sets():
+    sets = [[[1, 2]], [[3]]]
+    a = Automaton(sets)
+    work = sum(len(t) for t in a.transitions()) << 2
+    assert a.transitions()[0] == (0, 1, 3)  # the root: any other token, 1 and 3
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(automaton, "EXACT_NEED_BUDGET", work)
+        assert Automaton(sets).need_is_exact
+        m.setattr(automaton, "EXACT_NEED_BUDGET", work - 1)
+        assert not Automaton(sets).need_is_exact
+
+
+def test_max_need_counts_a_way_out_of_a_ban():
+    # After 7, the only alternative's first token completes the ban [7, 5]: one more token first.
+    a = Automaton([[[5, 6]]], banned=[[7, 5]])
+    assert a.need(a.start()) == 2
+    assert a.need(a.run([7])) == 3
+    assert a.max_need == 3
 
 
 @pytest.mark.parametrize(
@@ -153,3 +204,45 @@ def test_need_is_achievable_by_following_its_plan(sets, tokens):
         state = min((a.advance(state, t) for t in alphabet), key=a.need)
         assert a.need(state) <= before - 1
     assert state.met == a.all_met
+
+
+def brute_force_need(a: Automaton, state: State, alphabet: list[int], longest: int) -> int | None:
+    """Fewest tokens after ``state`` that meet every possible set without completing a ban, by
+    trying every string over ``alphabet`` and one token outside it, shortest first; None when
+    no string of up to ``longest`` tokens does."""
+    other = max(alphabet, default=0) + 1
+    live = sum(1 << s for s in range(a.num_sets) if s not in a.impossible_sets)
+    for n in range(longest + 1):
+        for tokens in itertools.product([*alphabet, other], repeat=n):
+            walk, ok = state, True
+            for t in tokens:
+                walk = a.advance(walk, t)
+                if a.violation[walk.node]:
+                    ok = False
+                    break
+            if ok and walk.met & live == live:
+                return n
+    return None
+
+
+small_phrase = st.lists(st.integers(0, 3), min_size=1, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sets=st.lists(st.lists(small_phrase, min_size=1, max_size=3), min_size=1, max_size=3),
+    banned=st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=2), max_size=2),
+    tokens=st.lists(st.integers(0, 4), max_size=4),
+)
+def test_need_equals_brute_force_minimum(sets, banned, tokens):
+    """need is the true minimum: no string of fewer tokens meets the sets, one of need tokens
+    does (strings of up to 5 tokens tried), overlaps and bans in context included."""
+    a = Automaton(sets, banned)
+    alphabet = sorted({t for alts in sets for alt in alts for t in alt} | {t for p in banned for t in p})
+    state = a.run(tokens)
+    if a.violation[state.node]:
+        return
+    need = a.need(state)
+    assert need <= a.max_need
+    assert brute_force_need(a, state, alphabet, 5) == (need if need <= 5 else None)
+    assert need <= a.plan_need(state) or banned  # without bans the plan is achievable

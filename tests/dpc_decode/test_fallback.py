@@ -28,7 +28,8 @@ CAUSES = {
     # The only alternative repeats a token / a bigram, which no_repeat_ngram_size forbids.
     "no_repeat_ngram 1": ({"constraints": [[[7, 7]]]}, {"no_repeat_ngram_size": 1}),
     "no_repeat_ngram 2": ({"constraints": [[[7, 8, 7, 8]], [[9]]]}, {"no_repeat_ngram_size": 2}),
-    # A ban inside every alternative, and a ban that blocks the alternative in context.
+    # A ban inside every alternative, and a ban that blocks the alternative in context: only a
+    # cause beyond the exact need's budget (PLAN_ONLY), whose plan does not see the ban.
     "ban inside": ({"constraints": [[[7, 8], [9, 8]]], "banned": [[8]]}, {}),
     "ban in context": ({"constraints": [[[3]], [[5, 7]]], "banned": [[3, 5]]},
                        {"max_new_tokens": 3}),
@@ -36,6 +37,9 @@ CAUSES = {
     "length too short": ({"constraints": [[[7, 8, 9, 10, 11]]]}, {"max_new_tokens": 3}),
     "length too short, two sets": ({"constraints": [[[7, 8]], [[9, 10]]]}, {"max_new_tokens": 3}),
 }
+
+
+PLAN_ONLY = {"ban in context"}  # causes only where need is the plan (conftest.plan_need_only)
 
 
 def check_reports(outputs: list[list], sets, banned, want: int) -> None:
@@ -53,7 +57,9 @@ def check_reports(outputs: list[list], sets, banned, want: int) -> None:
 
 @pytest.mark.parametrize("num_beams", [1, 3])
 @pytest.mark.parametrize("cause", sorted(CAUSES))
-def test_unsatisfiable_inputs_still_get_their_outputs(cause, num_beams):
+def test_unsatisfiable_inputs_still_get_their_outputs(cause, num_beams, request):
+    if cause in PLAN_ONLY:
+        request.getfixturevalue("plan_need_only")
     given, options = CAUSES[cause]
     model = tiny_gpt2()
     kw = {"max_new_tokens": 6, **options}
@@ -67,7 +73,7 @@ def test_unsatisfiable_inputs_still_get_their_outputs(cause, num_beams):
     check_reports(samples, given["constraints"], given.get("banned"), 3)
 
 
-def test_the_causes_did_cut_every_hypothesis_off():
+def test_the_causes_did_cut_every_hypothesis_off(plan_need_only):
     """Without the fallback (the search alone) the first causes leave inputs empty: the test
     above would pass on an engine that never dropped anything otherwise."""
     from dpc_decode.batch import DecodeBatch
@@ -83,6 +89,20 @@ def test_the_causes_did_cut_every_hypothesis_off():
         opts = BeamSearchOptions(num_beams=1, **{"max_new_tokens": 6, **options})
         found = _decode(batch, range(2), opts, ScoreSettings(), batch.automaton(range(2), "cpu"))
         assert found == [[], []], cause
+
+
+def test_exact_need_steers_around_a_ban_in_context():
+    """With the exact need, the ban-in-context cause cuts nothing off: 3 then 5 7 would complete
+    the ban [3, 5], so 3 is forbidden first and every beam and every sample is 5 7 3, the only
+    output of 3 tokens that meets both sets."""
+    given, options = CAUSES["ban in context"]
+    out = generate(tiny_gpt2(), None, PROMPTS, given["constraints"], banned=given["banned"],
+                   num_beams=1, **options)
+    assert [per[0].token_ids for per in out] == [(5, 7, 3), (5, 7, 3)]
+    with pytest.warns(UserWarning, match="1 of 3 requested samples"):
+        samples = sample(tiny_gpt2(), None, PROMPTS, given["constraints"], banned=given["banned"],
+                         num_samples=3, unique=True, seed=0, max_rounds=3, **options)
+    assert [[o.token_ids for o in per] for per in samples] == [[(5, 7, 3)], [(5, 7, 3)]]
 
 
 def test_a_short_input_is_filled_and_its_satisfied_output_stays_first():

@@ -34,6 +34,21 @@ def test_feasibility_table():
     assert allowed_after(sets, [], [], 2) == list(range(V))
 
 
+def test_feasibility_counts_overlapping_alternatives():
+    # [3, 4, 5] and [4, 5, 6] fit in 4 tokens only as 3 4 5 6 (the plan's count is 6).
+    sets = [[[3, 4, 5]], [[4, 5, 6]]]
+    assert allowed_after(sets, [], [], 4) == [3]
+    assert allowed_after(sets, [], [3], 3) == [4]
+    assert allowed_after(sets, [], [3, 4, 5], 1) == [6]
+    # One alternative inside the other: 3 4 5 meets both in 3 tokens.
+    assert allowed_after([[[3, 4, 5]], [[4]]], [], [], 3) == [3]
+
+
+def test_feasibility_steers_around_a_ban_in_context():
+    # 5 7 3 is the only way in 3 tokens: 3 first would need 5 7 after it, completing [3, 5].
+    assert allowed_after([[[3]], [[5, 7]]], [[3, 5]], [], 3) == [5]
+
+
 def test_banned_phrase_is_masked_only_where_it_would_complete():
     # banned [7, 8]: 8 is forbidden only right after 7.
     assert 8 in allowed_after([], [[7, 8]], [], 5)

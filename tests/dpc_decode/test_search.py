@@ -147,6 +147,54 @@ def test_strict_mode_names_the_unsatisfiable_set():
     assert out and not out[0].satisfied and out[0].matches == (None,)
 
 
+# Sets that fit in the budget only because their alternatives overlap (the shortest
+# alternatives added up exceed it), and the one output of that length that meets them (None:
+# several do).
+OVERLAPS = {
+    "suffix is a prefix": ([[[5, 6, 7]], [[6, 7, 8]]], 4, (5, 6, 7, 8)),
+    "containment": ([[[5, 6, 7]], [[6]]], 3, (5, 6, 7)),
+    "chain of three": ([[[5, 6]], [[6, 7]], [[7, 5]]], 4, None),  # 5 6 7 5, 6 7 5 6, 7 5 6 7
+    "two alternatives each": ([[[9, 10, 11], [5, 6, 7]], [[6, 7, 8], [11, 12, 13]]], 4,
+                              (5, 6, 7, 8)),  # 9 10 11 12 13 overlaps too, in 5
+}
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["generate", "strict"])
+@pytest.mark.parametrize("num_beams", [1, 4])
+@pytest.mark.parametrize("build", [tiny_t5, tiny_gpt2], ids=["t5", "gpt2"])
+@pytest.mark.parametrize("case", sorted(OVERLAPS))
+def test_overlapping_alternatives_fit_a_budget_only_overlap_allows(case, build, num_beams, strict):
+    sets, budget, only = OVERLAPS[case]
+    assert sum(min(len(alt) for alt in alts) for alts in sets) > budget
+    out = generate(build(), None, INPUTS, sets, num_beams=num_beams, max_new_tokens=budget,
+                   strict=strict)
+    for outputs in out:
+        assert outputs[0].satisfied, case
+        assert len(outputs[0].token_ids) <= budget
+        assert outputs[0].token_ids == only or only is None
+
+
+def test_strict_mode_refuses_sets_over_their_exact_minimum():
+    model = tiny_t5()
+    sets = OVERLAPS["suffix is a prefix"][0]
+    with pytest.raises(UnsatisfiableConstraintsError, match="need at least 4 tokens together "
+                       r"\(the exact minimum"):
+        generate(model, None, INPUTS[:1], sets, strict=True, num_beams=2, max_new_tokens=3)
+
+
+def test_strict_mode_beyond_the_exact_budget_checks_single_sets_only(plan_need_only):
+    """The plan counts 6 tokens for sets that fit in 4: without the exact minimum, strict mode
+    does not refuse them before decoding (the plan's count is not a lower bound)."""
+    from dpc_decode.batch import DecodeBatch
+
+    sets = OVERLAPS["suffix is a prefix"][0]
+    batch = DecodeBatch.prepare(tiny_t5(), None, INPUTS[:1], sets, None, None, "model", None, None)
+    assert not batch.automata[0].need_is_exact
+    batch.check_feasible(4)  # does not raise
+    with pytest.raises(UnsatisfiableConstraintsError, match="needs at least 3 tokens"):
+        batch.check_feasible(2)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [

@@ -9,8 +9,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpc_decode import tensor_automaton
-from dpc_decode.automaton import Automaton
+from dpc_decode import automaton, tensor_automaton
+from dpc_decode.automaton import Automaton, State
 from dpc_decode.tensor_automaton import TensorAutomaton
 
 phrase = st.lists(st.integers(0, 5), min_size=1, max_size=4)
@@ -81,3 +81,40 @@ def test_symbols_of_tokens_outside_every_alphabet():
     ta = TensorAutomaton.compile([Automaton([[[3, 900]]])], vocab_size=1000)
     rows = torch.zeros(4, dtype=torch.long)
     assert ta.symbols(rows, torch.tensor([3, 900, 0, 999])).tolist() == [0, 1, 2, 2]
+
+
+def _with_plan_need(a: Automaton) -> Automaton:
+    """``a`` with its exact table given up, as when over the budget: need is the plan."""
+    with mock.patch.object(automaton, "EXACT_NEED_BUDGET", 0):
+        assert a.exact_need_table is None  # computed now and kept
+    return a
+
+
+@pytest.mark.parametrize("mode", ["exact", "plan", "mixed"])
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(row, min_size=2, max_size=3), data=st.data())
+def test_step_needs_equal_reference(mode, rows, data):
+    """need now, after each letter and after any other token (the row's root, sets kept) equal
+    the reference's, whether every automaton has an exact table, none, or some."""
+    automata = [Automaton(sets, banned) for sets, banned in rows]
+    if mode != "exact":
+        automata = [_with_plan_need(a) if mode == "plan" or i % 2 else a for i, a in enumerate(automata)]
+    ta = TensorAutomaton.compile(automata)
+    assert ta.need_mode == mode
+    assert ta.max_need == max(a.max_need for a in automata)
+    r = torch.arange(len(rows))
+    tables = ta.for_rows(r)
+    node, met = ta.initial_state(r)
+    states = [a.start() for a in automata]
+    for _ in range(data.draw(st.integers(0, 5))):
+        tokens = data.draw(st.lists(st.integers(0, 7), min_size=len(rows), max_size=len(rows)))
+        node, met = ta.advance(r, node, met, torch.tensor(tokens))
+        states = [a.advance(s, t) for a, s, t in zip(automata, states, tokens)]
+    successors = ta.successors(tables, node, met)
+    now, after, at_root = ta.step_needs(tables, node, met, successors)
+    assert torch.equal(ta.need(r, node, met), now.to(ta.need(r, node, met).dtype))
+    for i, (a, state) in enumerate(zip(automata, states)):
+        assert int(now[i]) == a.need(state)
+        assert int(at_root[i]) == a.need(State(0, state.met))
+        letters = ta.alphabet[i][ta.alphabet_valid[i]].tolist()
+        assert after[i, : len(letters)].tolist() == [a.need(a.advance(state, t)) for t in letters]
