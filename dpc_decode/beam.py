@@ -39,6 +39,22 @@ def lexsort(*keys: torch.Tensor) -> torch.Tensor:
     return order
 
 
+def _bank_sorted(
+    bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The candidates sorted by (bank desc, score desc), invalid ones last, and each one's rank
+    within its bank in that order (``n`` for invalid candidates)."""
+    n = bank.shape[-1]
+    grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
+    order = lexsort(-grouped_bank, -score)  # (batch, n): banks descending, then scores descending
+    sorted_bank = grouped_bank.gather(-1, order)
+    position = torch.arange(n, device=bank.device).expand_as(order)
+    starts = torch.ones_like(sorted_bank, dtype=torch.bool)
+    starts[..., 1:] = sorted_bank[..., 1:] != sorted_bank[..., :-1]
+    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
+    return order, torch.where(sorted_bank >= 0, position - group_start, n)
+
+
 def rank_within_bank(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
     """Rank of each candidate among the valid candidates of its bank, best score first (0-based).
     Invalid candidates get rank ``candidates`` (after every valid one).
@@ -49,17 +65,8 @@ def rank_within_bank(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tenso
     ...                  torch.tensor([[True, True, True, True, False]])).tolist()
     [[0, 1, 1, 0, 5]]
     """
-    n = bank.shape[-1]
-    grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
-    order = lexsort(-grouped_bank, -score)  # (batch, n): banks descending, then scores descending
-    sorted_bank = grouped_bank.gather(-1, order)
-    position = torch.arange(n, device=bank.device).expand_as(order)
-    starts = torch.ones_like(sorted_bank, dtype=torch.bool)
-    starts[..., 1:] = sorted_bank[..., 1:] != sorted_bank[..., :-1]
-    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
-    sorted_rank = position - group_start
-    rank = torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)
-    return torch.where(valid, rank, torch.full_like(rank, n))
+    order, sorted_rank = _bank_sorted(bank, score, valid)
+    return torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)
 
 
 def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
@@ -74,13 +81,5 @@ def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> t
     order within each rank, so one stable sort of them by rank gives the full order (the
     ``lexsort(rank_within_bank(...), -bank, -score)`` this replaces took five).
     """
-    n = bank.shape[-1]
-    grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
-    order = lexsort(-grouped_bank, -score)  # (batch, n): banks descending, then scores descending
-    sorted_bank = grouped_bank.gather(-1, order)
-    position = torch.arange(n, device=bank.device).expand_as(order)
-    starts = torch.ones_like(sorted_bank, dtype=torch.bool)
-    starts[..., 1:] = sorted_bank[..., 1:] != sorted_bank[..., :-1]
-    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
-    sorted_rank = torch.where(sorted_bank >= 0, position - group_start, n)  # invalid: last
+    order, sorted_rank = _bank_sorted(bank, score, valid)
     return order.gather(-1, torch.argsort(sorted_rank, dim=-1, stable=True))

@@ -77,3 +77,20 @@ def test_rank_within_bank_batched():
     score = torch.tensor([[-2.0, -1.0, -3.0], [-1.0, -3.0, -2.0]])
     valid = torch.ones_like(bank, dtype=torch.bool)
     assert rank_within_bank(bank, score, valid).tolist() == [[1, 0, 0], [0, 2, 1]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_three_sort_order_equals_the_five_sort_definition(data):
+    """dba_order (three stable sorts) gives lexsort(rank, -bank, -score) on the valid candidates,
+    every valid one before every invalid one."""
+    n = data.draw(st.integers(1, 12))
+    bank = torch.tensor([data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))])
+    score = torch.tensor([data.draw(st.lists(st.sampled_from([-3.0, -2.0, -1.5, -1.0, 0.0]),
+                                             min_size=n, max_size=n))])
+    valid = torch.tensor([data.draw(st.lists(st.booleans(), min_size=n, max_size=n))])
+    order = dba_order(bank, score, valid)[0].tolist()
+    reference = lexsort(rank_within_bank(bank, score, valid), -bank, -score)[0].tolist()
+    k = int(valid.sum())
+    assert order[:k] == reference[:k]
+    assert sorted(order[k:]) == sorted(reference[k:])
