@@ -77,7 +77,9 @@ __all__ = [
     "train_margin",
 ]
 
-HEAD_FILE = "head.pt"
+HEAD_FILE = "head.safetensors"
+#: The head file an older dpc wrote as a pickle; refused where found (nothing is unpickled).
+OLD_HEAD_FILE = "head.pt"
 RUN_FILE = "causal_bert.json"
 CHECKPOINT_FILE = "checkpoint.safetensors"
 #: The pickle checkpoint an older dpc wrote instead; refused where found.
@@ -173,7 +175,7 @@ def load_causal_bert(path: str | os.PathLike[str] | None = None,
     the plain all-MiniLM-L6-v2 with a fresh head drawn with ``seed``.
 
     The encoder is read from ``model.safetensors`` only (a ``pytorch_model.bin`` is never
-    unpickled) and the head as plain tensors; anything else is a :class:`ModelFolderError`."""
+    unpickled) and the head from ``head.safetensors``; anything else is a :class:`ModelFolderError`."""
     from transformers import AutoModel, AutoTokenizer
 
     if path is None:
@@ -182,6 +184,10 @@ def load_causal_bert(path: str | os.PathLike[str] | None = None,
         folder = Path(path)
         if not folder.is_dir():
             raise ModelFolderError(f"CausalBERT model folder {os.fspath(path)!r} does not exist")
+        if (folder / OLD_HEAD_FILE).is_file() and not (folder / HEAD_FILE).is_file():
+            raise ModelFolderError(
+                f"{os.fspath(folder / OLD_HEAD_FILE)!r} is an older dpc's pickled head, which dpc "
+                "does not load; train the folder again with dpc train causal-bert")
         needed = (HEAD_FILE, "config.json", "model.safetensors")
         if not all((folder / name).is_file() for name in needed):
             raise ModelFolderError(
@@ -202,24 +208,17 @@ def load_causal_bert(path: str | os.PathLike[str] | None = None,
 
 
 def _load_head(path: Path) -> dict[str, torch.Tensor]:
-    """The head's state dict from ``path``, read with ``weights_only=True`` (tensors only: a
-    pickle that would build anything else is refused); :class:`ModelFolderError` naming it."""
-    import pickle
+    """The head's state dict from the safetensors file ``path`` (a format that holds tensors and
+    nothing that runs); :class:`ModelFolderError` naming it."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
 
     try:
-        state = torch.load(path, weights_only=True, map_location="cpu")
-    except pickle.UnpicklingError:
-        raise ModelFolderError(f"CausalBERT head {os.fspath(path)!r} does not load as plain "
-                               "tensors (dpc unpickles nothing else)"
-                               ) from None
-    except (RuntimeError, OSError, EOFError, ValueError) as err:
+        return load_file(path, device="cpu")
+    except (SafetensorError, OSError, ValueError) as err:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ModelFolderError(f"CausalBERT head {os.fspath(path)!r} does not load as plain "
                                f"tensors ({reason})") from None
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise ModelFolderError(f"CausalBERT head {os.fspath(path)!r} is not a state dict of "
-                               "tensors")
-    return state
 
 
 # ----------------------------------------------------------------------------- CausalBank
@@ -453,7 +452,9 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     head = model.head.state_dict()
     for name, tensor in head.items():
         head[name] = tensor.cpu()  # CPU tensors whatever the device (the same ones on the CPU)
-    torch.save(head, out / HEAD_FILE)
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in head.items()}, out / HEAD_FILE)
     history = [sum(losses[i:i + 20]) / len(losses[i:i + 20]) for i in range(0, len(losses), 20)]
     result = CausalBertResult(wanted, len(pairs), len(losses), round(seconds, 1), losses[0],
                               losses[-1], before, after, False, history)

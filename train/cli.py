@@ -108,7 +108,7 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
                          help="continued training of MiniLM with the CausalBERT margin loss")
     cb.add_argument("--bank", required=True, help="CausalBank shard or folder (train split used)")
     cb.add_argument("--out", required=True,
-                    help="output folder (Hugging Face encoder + head.pt); a finished one is reused")
+                    help="output folder (Hugging Face encoder + head.safetensors); a finished one is reused")
     cb_defaults = CausalBertOptions(bank="", out="")
     cb.add_argument("--pairs", default="10000",
                     help="number of train pairs, or 'all' (default 10000)")

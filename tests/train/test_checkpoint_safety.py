@@ -358,7 +358,7 @@ def test_cli_causal_bert_refuses_a_planted_checkpoint(tiny_bank: Path, tmp_path:
 
 
 def _causal_bert_folder(tiny_bert: Path, folder: Path, marker: Path) -> Path:
-    """A CausalBERT model folder whose ``head.pt`` is the payload."""
+    """A CausalBERT model folder whose head file is the payload."""
     shutil.copytree(tiny_bert, folder)
     return _plant(folder / cb.HEAD_FILE, marker, "torch")
 
@@ -368,17 +368,26 @@ def test_causal_bert_head_is_read_as_tensors_only(tiny_bert: Path, tmp_path: Pat
     planted = _causal_bert_folder(tiny_bert, tmp_path / "model", marker)
     _refused(lambda: cb.load_causal_bert(tmp_path / "model"), planted, marker,
              error=ModelFolderError, words="does not load as plain tensors")
-    torch.save([torch.zeros(1)], planted)  # tensors, but not a state dict
-    _refused(lambda: cb.load_causal_bert(tmp_path / "model"), planted, marker,
-             error=ModelFolderError, words="not a state dict")
+
+
+def test_an_old_pickled_head_is_refused_unread(tiny_bert: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_bert, folder)
+    (folder / cb.HEAD_FILE).unlink(missing_ok=True)
+    planted = _plant(folder / cb.OLD_HEAD_FILE, marker, "torch")
+    _refused(lambda: cb.load_causal_bert(folder), planted, marker, error=ModelFolderError,
+             words="older dpc")
 
 
 def test_causal_bert_encoder_is_never_read_from_a_pytorch_bin(tiny_bert: Path,
                                                               tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
     marker = tmp_path / "marker"
     folder = tmp_path / "model"
     shutil.copytree(tiny_bert, folder)
-    torch.save({"weight": torch.zeros(1, 16), "bias": torch.zeros(1)}, folder / cb.HEAD_FILE)
+    save_file({"weight": torch.zeros(1, 16), "bias": torch.zeros(1)}, folder / cb.HEAD_FILE)
     assert cb.load_causal_bert(folder)[0].head.weight.shape == (1, 16)  # a sound folder loads
     (folder / "model.safetensors").unlink()
     _plant(folder / "pytorch_model.bin", marker, "torch")
