@@ -106,7 +106,8 @@ def _candidates(
     """Returns parent beam (B, C), token (B, C), total score (B, C).
 
     The first ``3 * beams`` columns are the top-k and best candidates, the rest (under
-    constraints) every letter of every beam in alphabet order. The letters' scores are not yet
+    constraints) the letters of every beam that leave the root, in alphabet order (see
+    :meth:`_ConstraintSearch.letters`). The letters' scores are not yet
     restricted to those that advance an unmet set (:meth:`_ConstraintSearch.states` does that),
     nor are duplicates removed (:func:`_drop_repeats`)."""
     batch, beams = beam_scores.shape
@@ -146,11 +147,11 @@ def _drop_repeats(parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor
 
 @dataclass(frozen=True)
 class _Letters:
-    """Every letter of every beam, the fixed tail of each step's candidate list."""
+    """The letters offered for every beam this step, the tail of the candidate list."""
 
-    hyp_tokens: torch.Tensor  # (H, A) the letters of each hypothesis's row
-    tokens: torch.Tensor  # (B, K * A)
-    parents: torch.Tensor  # (B, K * A) beam of each letter within its input
+    hyp_tokens: torch.Tensor  # (H, M) token ids
+    tokens: torch.Tensor  # (B, K * M)
+    parents: torch.Tensor  # (B, K * M) beam of each letter within its input
 
 
 class _ConstraintSearch:
@@ -173,16 +174,22 @@ class _ConstraintSearch:
         self.node = node.view(batch, beams)  # (B, K)
         self.met = met.view(batch, beams, -1)  # (B, K, S)
         self.base = self.met.sum(-1) * self.scale  # (B, K)
-        width = automaton.alphabet_size
+        width = automaton.leaving.shape[1]  # M: letters offered per beam
         self.row_tables = automaton.for_rows(self.rows)
-        hyp_tokens = self.row_tables.letters  # (H, A)
-        self.letters = _Letters(
-            hyp_tokens=hyp_tokens,
-            tokens=hyp_tokens.view(batch, beams * width),
-            parents=torch.arange(beams, device=device).repeat_interleave(width).expand(batch, -1),
-        )
+        self.alphabets = self.row_tables.letters.view(batch, beams, -1)  # (B, K, A)
+        self.letter_parents = torch.arange(beams, device=device).repeat_interleave(width).expand(
+            batch, -1)  # (B, K * M)
         self.head = torch.zeros((batch, 3 * beams + beams * width), dtype=torch.bool, device=device)
         self.head[:, : 3 * beams] = True  # (B, C): candidates kept whether they advance or not
+
+    def letters(self) -> _Letters:
+        """The letters of each beam whose transition leaves the root: a letter that leads back to
+        it meets no set and starts no match, so it could never advance one; the others are
+        offered (and kept where they do advance, see :meth:`states`)."""
+        symbols = self.automaton.leaving[self.node]  # (B, K, M)
+        tokens = self.alphabets.gather(2, symbols)  # (B, K, M)
+        return _Letters(tokens.view(self.batch * self.beams, -1),
+                        tokens.view(self.batch, -1), self.letter_parents)
 
     def flat(self) -> tuple[torch.Tensor, torch.Tensor]:
         """node (H,) and met (H, S), for the masks."""
@@ -269,7 +276,7 @@ def beam_search(
             history.view(-1, steps)[:, :step], eos, step, options,
         )
         parent, token, score = _candidates(
-            log_probs, beam_scores, search.letters if search is not None else None
+            log_probs, beam_scores, search.letters() if search is not None else None
         )
         if search is not None:
             states, bank, score = search.states(parent, token, score)

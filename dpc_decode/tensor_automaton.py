@@ -73,6 +73,13 @@ def _to_device(tensors: dict[str, torch.Tensor | None], device: torch.device) ->
     return moved
 
 
+def _padded(lists: list[list[int]]) -> torch.Tensor:
+    """(len(lists), longest) int64, each list padded with its first entry (0 when empty)."""
+    width = max([len(x) for x in lists] + [1])
+    return torch.tensor([x + x[:1] * (width - len(x)) if x else [0] * width for x in lists],
+                        dtype=torch.long).reshape(len(lists), width)
+
+
 @dataclass
 class _Tables:
     """The tables of every distinct automaton as Python lists, node ids global."""
@@ -88,6 +95,9 @@ class _Tables:
     alphabet_valid: list[list[bool]]
     min_length: list[list[int]]
     initial_met: list[list[bool]]
+    # Per node, the symbols whose transition leaves the root (every letter that can advance a
+    # set from there: one that meets a set or starts or continues a match does).
+    leaving: list[list[int]] = field(default_factory=list)
     # Exact need (Automaton.exact_need_table): entry 0 is a 0 that every node of an automaton
     # without a table points at (its met weights are 0, so it is the only entry read there).
     need_table: list[int] = field(default_factory=lambda: [0])
@@ -117,6 +127,7 @@ class _Tables:
             for row in rows:  # padding letters mirror letter 0; the last column is the root
                 full = row + row[:1] * pad + [0] if k else [0] * (width + 1)
                 t.next_node.append([offset + n for n in full])
+                t.leaving.append([j for j, n in enumerate(row) if n != 0])
             live = [s not in a.impossible_sets for s in range(a.num_sets)] + [False] * (num_sets - a.num_sets)
             lengths = [min(n, cap) for n in a.min_length] + [0] * (num_sets - a.num_sets)
             for node in range(a.num_nodes):
@@ -188,6 +199,8 @@ class TensorAutomaton:
     alphabet_valid: torch.Tensor  # (rows, A) bool
     next_node: torch.Tensor  # (nodes, A + 1) int64 global ids; column A: a token outside the alphabet
     letter_next: torch.Tensor  # (nodes, A): next_node without its last column, contiguous
+    leaving: torch.Tensor  # (nodes, M) int64: symbols that leave the root from the node, in
+    # alphabet order, padded with the first of them (M: the most any node has)
     completes: torch.Tensor  # (nodes, S) bool: sets completed on reaching the node
     useful: torch.Tensor  # (nodes, S) bool: the node is on the way to a live alternative of the set
     violation: torch.Tensor  # (nodes,) bool: reaching the node completes a banned phrase
@@ -272,6 +285,7 @@ class TensorAutomaton:
             "alphabet_valid": torch.tensor(t.alphabet_valid, dtype=torch.bool)[block_t],
             "next_node": next_node,
             "letter_next": next_node[:, :width].contiguous(),
+            "leaving": _padded(t.leaving),
             "completes": _bit_matrix(t.completes, num_sets),
             "useful": useful,
             "violation": torch.tensor(t.violation, dtype=torch.bool),
