@@ -2,17 +2,19 @@
 
 One step, as short named stages (every tensor carries its shape in a comment):
 
-1. :func:`~dpc_decode.masks.apply_step_masks` - banned phrases, feasibility, EOS until every set is met, no-repeat n-grams.
+1. :func:`~dpc_decode.masks.apply_step_masks` - banned phrases, feasibility, EOS until every set
+   is met, no-repeat n-grams (no operation at all where none can forbid anything).
 2. :func:`_candidates` - the ``2 * num_beams`` best continuations of each input over all its beams
-   (as transformers does), plus each hypothesis's best token, plus every token that advances an
-   unmet set of that hypothesis. Duplicates are dropped.
-3. :func:`_candidate_states` - automaton state and progress bank of every candidate.
+   (as transformers does), plus each hypothesis's best token, plus the letters of each beam whose
+   transition leaves the root (:meth:`_ConstraintSearch.letters`).
+3. :meth:`_ConstraintSearch.states` - automaton state and progress bank of every candidate; a
+   letter that advances no unmet set is dropped. :func:`_drop_repeats` drops duplicates.
 4. :func:`~dpc_decode.beam.dba_order` - order the candidates by dynamic beam allocation.
 5. :func:`_Pool.add` - candidates among the first ``num_beams`` that end (EOS, or the last step)
    join the finished pool, ranked by (sets met, length-normalised score); under constraints
    every beam's EOS continuation is offered too (:func:`_add_other_endings`).
-6. :func:`_advance` - the first ``num_beams`` non-ending candidates become the new beams; tokens,
-   cache and automaton state are reordered with one index.
+6. :func:`_reorder` and :meth:`_ConstraintSearch.reorder` - the first ``num_beams`` non-ending
+   candidates become the new beams; tokens, cache and automaton state move with one index.
 
 Without constraints every candidate is in one bank, the order is by score, and the search makes
 the same choices as transformers' beam search (tests check that token for token). There is one
