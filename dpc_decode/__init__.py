@@ -19,7 +19,7 @@ from dpc_decode.errors import ConstraintError, DpcError, UnsatisfiableConstraint
 if TYPE_CHECKING:
     from dpc_decode.automaton import Automaton, satisfies
     from dpc_decode.constraints import TokenizeOptions
-    from dpc_decode.generate import generate
+    from dpc_decode.generation import generate
     from dpc_decode.options import BeamSearchOptions, SamplingOptions
     from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
     from dpc_decode.sampling import sample
@@ -31,7 +31,7 @@ _LAZY = {
     "Automaton": "dpc_decode.automaton",
     "satisfies": "dpc_decode.automaton",
     "TokenizeOptions": "dpc_decode.constraints",
-    "generate": "dpc_decode.generate",
+    "generate": "dpc_decode.generation",
     "BeamSearchOptions": "dpc_decode.options",
     "SamplingOptions": "dpc_decode.options",
     "ConstraintMatch": "dpc_decode.outputs",

@@ -1,6 +1,6 @@
 """A decoding batch: encoding the inputs, padding, compiling the automata, reporting the outputs.
 
-Shared by beam search (:mod:`dpc_decode.generate`) and sampling (:mod:`dpc_decode.sampling`).
+Shared by beam search (:mod:`dpc_decode.generation`) and sampling (:mod:`dpc_decode.sampling`).
 """
 
 from __future__ import annotations

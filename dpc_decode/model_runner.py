@@ -102,6 +102,9 @@ class ModelRunner:
         self._next_position: torch.Tensor | None = None
         params = inspect.signature(model.forward).parameters
         self._takes_position_ids = "position_ids" in params
+        # transformers >= 5.2x names the cache argument `cache` (`past_key_values` warns there);
+        # earlier 5.x releases only know `past_key_values`.
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
 
     @property
     def device(self) -> torch.device:
@@ -144,8 +147,13 @@ class ModelRunner:
                 return_dict=True,
                 **kwargs,
             )
-        self.cache = out.past_key_values
+        self.cache = self._returned_cache(out)
         return out.logits[:, -1, :].float()
+
+    def _returned_cache(self, out: Any) -> Cache | None:
+        """The cache a forward pass returned, under either name."""
+        cache = getattr(out, "cache", None)
+        return cache if cache is not None else getattr(out, "past_key_values", None)
 
     def expand(self, repeats: int) -> None:
         """Repeat every row ``repeats`` times (rows of one input stay adjacent)."""
@@ -171,9 +179,9 @@ class ModelRunner:
                 encoder_outputs=BaseModelOutput(last_hidden_state=self._encoder_hidden),
                 attention_mask=self._encoder_mask,
                 decoder_input_ids=tokens,
-                past_key_values=self.cache,
                 use_cache=True,
                 return_dict=True,
+                **{self._cache_arg: self.cache},
             )
         else:
             assert self._attention_mask is not None and self._next_position is not None
@@ -186,13 +194,13 @@ class ModelRunner:
             out = self.model(
                 input_ids=tokens,
                 attention_mask=self._attention_mask,
-                past_key_values=self.cache,
                 use_cache=True,
                 return_dict=True,
+                **{self._cache_arg: self.cache},
                 **kwargs,
             )
             self._next_position = self._next_position + 1
-        self.cache = out.past_key_values
+        self.cache = self._returned_cache(out)
         return out.logits[:, -1, :].float()
 
     def reorder(self, index: torch.Tensor) -> None:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
-from dpc_decode.generate import generate
+from dpc_decode.generation import generate
 from dpc_decode.rerank import mmr, normalise, rank_by_nll
 from dpc_device import place, resolve_device
 from guided_generation.errors import GuidedGenerationError
@@ -221,8 +221,8 @@ class GuidedGenerator:
                 hi = mid - 1
         words = words[:lo]
         cut = " ".join(words)
-        return cut, [f"the input has {len(ids)} tokens: cut to its first {len(words)} words "
-                     f"(at most max_input_tokens={max_tokens} tokens)"]
+        return cut, [(f"the input has {len(ids)} tokens: cut to its first {len(words)} words "
+                      f"(at most max_input_tokens={max_tokens} tokens)")]
 
     def graph_keywords(self, text: str, direction: str, options: GuidedOptions) -> tuple[list[str], list[str]]:
         """The graph's top-N keywords for the input, and the graph's message if any."""

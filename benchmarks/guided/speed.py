@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from dpc_decode.generate import generate
+from dpc_decode.generation import generate
 from guided_generation.keywords import keyword_rows
 from guided_generation.options import GuidedOptions
 from guided_generation.pipeline import GuidedGenerator

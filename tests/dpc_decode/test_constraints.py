@@ -49,3 +49,14 @@ def test_known_words_and_a_written_out_unknown_token_pass(wordpiece):
     prepared = prepare_constraints([["rain", "umbrellas"], ["[UNK]"]], ["not"], 1, wordpiece)[0]
     assert prepared.sets == (((9,), (10, 12)), ((1,),))
     assert prepared.banned == ((11,),)
+
+
+def test_generate_stays_the_function_after_its_module_is_imported():
+    """The beam-search entry lives in ``dpc_decode.generation``: importing that module (as the
+    guided pipeline does) must not shadow ``dpc_decode.generate``, the function."""
+    import importlib
+
+    import dpc_decode
+
+    importlib.import_module("dpc_decode.generation")
+    assert callable(dpc_decode.generate) and dpc_decode.generate.__name__ == "generate"

@@ -77,7 +77,7 @@ def test_the_causes_did_cut_every_hypothesis_off(plan_need_only):
     """Without the fallback (the search alone) the first causes leave inputs empty: the test
     above would pass on an engine that never dropped anything otherwise."""
     from dpc_decode.batch import DecodeBatch
-    from dpc_decode.generate import _decode
+    from dpc_decode.generation import _decode
     from dpc_decode.options import BeamSearchOptions
     from dpc_decode.processors import ScoreSettings
 
