@@ -11,7 +11,7 @@ from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_opt
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, fill
 from dpc_decode.generation_config import score_settings
-from dpc_decode.model_runner import ModelRunner, decoder_start_id
+from dpc_decode.model_runner import scored_runner
 from dpc_decode.options import BeamSearchOptions
 from dpc_decode.outputs import GeneratedSequence
 from dpc_decode.processors import ScoreSettings
@@ -138,13 +138,10 @@ def _decode(
     """Beam search over ``rows`` and their reports (an input may get fewer outputs than asked)."""
     model = batch.model
     input_ids, attention_mask = batch.tensors(rows, model.device)
-    runner = ModelRunner(model)
-    if scores is not None:
-        runner.processors = scores.build(
-            input_ids, attention_mask, options.num_beams, max_new_tokens=options.max_new_tokens,
-            eos_ids=batch.eos_ids, sampling=False,
-            decoder_start_id=decoder_start_id(model) if runner.is_encoder_decoder else None,
-        )
+    runner = scored_runner(
+        model, scores, input_ids, attention_mask, options.num_beams,
+        max_new_tokens=options.max_new_tokens, eos_ids=batch.eos_ids, sampling=False,
+    )
     found = beam_search(runner, input_ids, attention_mask, automaton, options, batch.eos_ids,
                         batch.pad_id)
     return _report(batch, rows, found)

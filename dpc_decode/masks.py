@@ -45,8 +45,7 @@ def mask_constraints(
     banned phrase and a budget that is not tight, nothing can be forbidden: no tensor operation
     runs, and ``nodes``/``met`` may be ``None``.
     """
-    # No reachable state needs more than max_need: while that fits, nothing is tight.
-    tight = feasible and tokens_left - 1 < automaton.max_need
+    tight = is_tight(automaton, tokens_left, feasible)
     if not tight and not automaton.has_banned:
         return log_probs
     assert nodes is not None and met is not None
@@ -114,7 +113,7 @@ def mask_repeated_ngrams(log_probs: torch.Tensor, generated: torch.Tensor, n: in
 def apply_step_masks(
     log_probs: torch.Tensor,  # (H, V), modified in place
     automaton: TensorAutomaton | None,
-    rows: torch.Tensor | RowTables,  # (H,)
+    rows: torch.Tensor | RowTables | None,  # (H,); None without an automaton
     node: torch.Tensor | None,  # (H,)
     met: torch.Tensor | None,  # (H, S)
     history: torch.Tensor,  # (H, t) generated so far
@@ -127,6 +126,7 @@ def apply_step_masks(
     first (they write allowed values back), then EOS, then repeated n-grams. ``node`` and ``met``
     are read only where a mask needs them (see :func:`needs_state`)."""
     if automaton is not None:
+        assert rows is not None
         mask_constraints(
             log_probs, automaton, rows, node, met, options.max_new_tokens - step, options.feasible,
             successors,
@@ -145,6 +145,12 @@ def apply_step_masks(
 def needs_state(automaton: TensorAutomaton, eos: torch.Tensor, step: int, options: DecodeOptions) -> bool:
     """Whether :func:`apply_step_masks` reads the automaton state at this step (a banned phrase,
     a tight budget, or an EOS to hold back)."""
-    tokens_left = options.max_new_tokens - step
-    tight = options.feasible and tokens_left - 1 < automaton.max_need
+    tight = is_tight(automaton, options.max_new_tokens - step, options.feasible)
     return automaton.has_banned or tight or bool(eos.numel())
+
+
+def is_tight(automaton: TensorAutomaton, tokens_left: int, feasible: bool) -> bool:
+    """Whether the feasibility mask can forbid anything with ``tokens_left`` tokens to go (this
+    one included): no reachable state needs more than ``max_need``, so while that fits after this
+    token, nothing is tight. Decided on the host, without a tensor operation."""
+    return feasible and tokens_left - 1 < automaton.max_need

@@ -15,6 +15,7 @@ reordering those would copy identical tensors onto themselves.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -23,9 +24,11 @@ from transformers.cache_utils import Cache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput
 
 from dpc_decode.errors import DpcError
-from dpc_decode.processors import StepProcessors
+from dpc_decode.processors import ScoreSettings, StepProcessors
 
-__all__ = ["ModelRunner", "decoder_start_id", "model_vocab_size", "resolve_special_ids"]
+__all__ = [
+    "ModelRunner", "decoder_start_id", "model_vocab_size", "resolve_special_ids", "scored_runner",
+]
 
 
 def model_vocab_size(model: PreTrainedModel) -> int:
@@ -77,6 +80,28 @@ def decoder_start_id(model: PreTrainedModel) -> int:
             "generation config; set one to decode with it"
         )
     return int(start)
+
+
+def scored_runner(
+    model: PreTrainedModel,
+    scores: ScoreSettings | None,
+    input_ids: torch.Tensor,  # (B, L)
+    attention_mask: torch.Tensor,  # (B, L)
+    rows_per_input: int,
+    *,
+    max_new_tokens: int,
+    eos_ids: Sequence[int],
+    sampling: bool,
+) -> ModelRunner:
+    """A runner of ``model`` over one batch, with the processors of ``scores`` (none: ``None``)."""
+    runner = ModelRunner(model)
+    if scores is not None:
+        runner.processors = scores.build(
+            input_ids, attention_mask, rows_per_input, max_new_tokens=max_new_tokens,
+            eos_ids=eos_ids, sampling=sampling,
+            decoder_start_id=decoder_start_id(model) if runner.is_encoder_decoder else None,
+        )
+    return runner
 
 
 class ModelRunner:

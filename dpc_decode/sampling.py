@@ -31,7 +31,7 @@ from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, Relaxation
 from dpc_decode.generation_config import score_settings
 from dpc_decode.masks import apply_step_masks
-from dpc_decode.model_runner import ModelRunner, decoder_start_id
+from dpc_decode.model_runner import ModelRunner, scored_runner
 from dpc_decode.options import SamplingOptions
 from dpc_decode.outputs import GeneratedSequence
 from dpc_decode.processors import ScoreSettings, apply_processors
@@ -219,8 +219,7 @@ def sample(
     for row, found in enumerate(results):
         if options.strict:
             for out in found or [None]:
-                if out is None or not out.satisfied:
-                    batch.raise_if_unsatisfied(row, out)
+                batch.raise_if_unsatisfied(row, out)  # returns for a satisfied output
         if len(found) < want:
             warnings.warn(
                 f"input {row}: {len(found)} of {want} requested samples "
@@ -255,13 +254,10 @@ def _sample_rows(
             automaton = batch.automaton(pending, model.device)
         else:
             automaton = relaxation.automaton(batch, pending, model.device)
-        runner = ModelRunner(model)
-        if scores is not None:
-            runner.processors = scores.build(
-                ids, mask, want, max_new_tokens=options.max_new_tokens, eos_ids=batch.eos_ids,
-                sampling=True,
-                decoder_start_id=decoder_start_id(model) if runner.is_encoder_decoder else None,
-            )
+        runner = scored_runner(
+            model, scores, ids, mask, want, max_new_tokens=options.max_new_tokens,
+            eos_ids=batch.eos_ids, sampling=True,
+        )
         draws = _sample_batch(
             runner, ids, mask, automaton, options, batch.eos_ids, batch.pad_id, want, generator,
         )

@@ -254,7 +254,6 @@ def beam_search(
     beams, steps = options.num_beams, options.max_new_tokens
     device = runner.device
     eos = torch.tensor(eos_ids, dtype=torch.long, device=device)
-    rows = torch.arange(batch, device=device).repeat_interleave(beams)  # (H,)
 
     logits = runner.start(input_ids, attention_mask)  # (B, V)
     runner.expand(beams)
@@ -274,7 +273,7 @@ def beam_search(
             node, met = search.flat()
         log_probs = apply_processors(log_probs, history.view(-1, steps)[:, :step], runner.processors)
         log_probs = apply_step_masks(
-            log_probs, automaton, search.row_tables if search is not None else rows, node, met,
+            log_probs, automaton, search.row_tables if search is not None else None, node, met,
             history.view(-1, steps)[:, :step], eos, step, options,
         )
         parent, token, score = _candidates(

@@ -369,12 +369,6 @@ class TensorAutomaton:
         nxt = self.letter_next[nodes]  # (hyps, A)
         return Successors(letters, nxt, met.unsqueeze(1) | self.completes[nxt])
 
-    def step(self, nodes: torch.Tensor, symbols: torch.Tensor) -> torch.Tensor:
-        """Next nodes: nodes (hyps,) or (hyps, 1); symbols (hyps, k) -> (hyps, k)."""
-        if symbols.dim() == 1:
-            return self.next_node[nodes, symbols]
-        return self.next_node[nodes.unsqueeze(-1), symbols]
-
     def advance(
         self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor, tokens: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -418,7 +412,7 @@ class TensorAutomaton:
         alphabet (hyps,: at the row's root, the same sets met), for a tight step's masks."""
         if self.need_mode == "plan":
             at_root = self.unmet_length(rows, met)  # (hyps,): the plan gains nothing at the root
-            now = at_root - torch.where(met, 0, self.gain[nodes]).amax(-1)
+            now = at_root - self._plan_gain(nodes, met)
             return now, self.plan_need(rows, successors.nodes, successors.met), at_root
         bits = self.met_bits(rows, met)  # (hyps,)
         letter_bits = bits.unsqueeze(1) | self.completes_bits[successors.nodes]  # (hyps, A)
@@ -428,7 +422,7 @@ class TensorAutomaton:
         if self.need_mode == "mixed":
             plan_root = self.unmet_length(rows, met)
             exact = self.exact_node[nodes]  # (hyps,): a row's nodes all share its automaton
-            now = torch.where(exact, now, plan_root - torch.where(met, 0, self.gain[nodes]).amax(-1))
+            now = torch.where(exact, now, plan_root - self._plan_gain(nodes, met))
             after = torch.where(exact.unsqueeze(1), after,
                                 self.plan_need(rows, successors.nodes, successors.met))
             at_root = torch.where(exact, at_root, plan_root)
@@ -439,7 +433,11 @@ class TensorAutomaton:
     ) -> torch.Tensor:
         """Tokens of the plan of :meth:`Automaton.plan_need` (not exact; the fallback of automata
         over the exact budget). Shapes as :meth:`need`; int32."""
-        return self.unmet_length(rows, met) - torch.where(met, 0, self.gain[nodes]).amax(-1)
+        return self.unmet_length(rows, met) - self._plan_gain(nodes, met)
+
+    def _plan_gain(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
+        """Tokens the plan saves by finishing the most advanced unmet set from ``nodes``."""
+        return torch.where(met, 0, self.gain[nodes]).amax(-1)
 
     def unmet_length(self, rows: torch.Tensor | RowTables, met: torch.Tensor) -> torch.Tensor:
         """Shortest alternative of every unmet set, added up: ``plan_need`` at the root (...,) int32."""
@@ -448,10 +446,3 @@ class TensorAutomaton:
         else:
             lengths = self.min_length[rows]
         return torch.where(met, 0, lengths).sum(-1, dtype=torch.int32)
-
-    def progress(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
-        """Beam-allocation bank of a state: sets met first, then the depth of the partial match if
-        it leads towards an unmet set. An exact integer encoding of that lexicographic pair
-        (``depth <= max_depth``), so banks compare as the pairs do."""
-        partial = torch.where(met, 0, self.partial_depth[nodes]).amax(-1)
-        return met.sum(-1) * (self.max_depth + 1) + partial
