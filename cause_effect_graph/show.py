@@ -12,15 +12,15 @@ b'\\x89PNG'
 
 from __future__ import annotations
 
+import io
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from cause_effect_graph.errors import GraphError
+from cause_effect_graph.store import atomic_write_bytes
 
 __all__ = ["draw_neighbourhood", "neighbourhood"]
 
@@ -89,14 +89,8 @@ def draw_neighbourhood(G: nx.DiGraph, lemma: str, out: str | Path, n: int = 10) 
 
 
 def _save_atomically(fig: Any, out: Path) -> None:
-    """Draw ``fig`` to a temporary file beside ``out`` (same suffix, so the same format), then
-    rename it: an interrupted or failed drawing leaves no half picture, and an old one whole."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=out.suffix, dir=out.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=120)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Draw ``fig`` in the format its suffix names, then write it atomically: an interrupted or
+    failed drawing leaves no half picture, and an old one whole."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=120, format=out.suffix[1:] or None)
+    atomic_write_bytes(out, buffer.getvalue())

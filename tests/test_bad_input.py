@@ -532,6 +532,12 @@ def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 
     return proc.returncode, out, err
 
 
+def _run_dpc(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``dpc ARGV`` to the end in a fresh interpreter (a resumed or straight run)."""
+    return subprocess.run(_dpc(*argv), cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env=QUIET, check=False)
+
+
 def _one_interrupt_line(err: str, kept: str) -> None:
     lines = [line for line in err.splitlines() if line.strip() and not line.startswith("note:")]
     assert "Traceback" not in err, err
@@ -564,8 +570,7 @@ def test_interrupted_generate_out_resumes_to_the_same_results(tmp_path: Path) ->
     _one_interrupt_line(err, f"kept in {out}")
     kept = out.read_text(encoding="utf-8").count("\n")
     assert 1 <= kept < len(texts)
-    resumed = subprocess.run(_dpc(*args, "--out", str(out)), cwd=ROOT, capture_output=True,
-                             text=True, timeout=300, env=QUIET, check=False)
+    resumed = _run_dpc(*args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
     assert f"already holds {kept} of {len(texts)} results: resuming" in resumed.stderr
     got = [_without_timings(x) for x in out.read_text(encoding="utf-8").splitlines()]
@@ -600,8 +605,7 @@ def test_interrupted_mine_resumes_to_the_same_bank(tmp_path: Path) -> None:
     code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), some_parts)
     assert code == 130, err
     _one_interrupt_line(err, f"kept in {out}/parts")
-    resumed = subprocess.run(_dpc(*args, "--out", str(out)), cwd=ROOT, capture_output=True,
-                             text=True, timeout=300, env=QUIET, check=False)
+    resumed = _run_dpc(*args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["resumed_batches"] >= 2
@@ -629,8 +633,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path: Path) -> Non
             "--batch-size", "16", "--warmup-steps", "5", "--eval-every", "20",
             "--checkpoint-every", "10", "--dev-examples", "32", "--max-steps", "300",
             "--threads", "1", "--seed", "3", "--no-progress"]
-    straight = subprocess.run(_dpc(*args, "--out", str(tmp_path / "straight")), cwd=ROOT,
-                              capture_output=True, text=True, timeout=600, env=QUIET, check=False)
+    straight = _run_dpc(*args, "--out", str(tmp_path / "straight"), timeout=600)
     assert straight.returncode == 0, straight.stderr
     out = tmp_path / "run"
 
@@ -640,8 +643,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path: Path) -> Non
     code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), checkpointed)
     assert code == 130, err
     _one_interrupt_line(err, f"kept in {out}/checkpoint/")
-    resumed = subprocess.run(_dpc(*args, "--out", str(out)), cwd=ROOT, capture_output=True,
-                             text=True, timeout=600, env=QUIET, check=False)
+    resumed = _run_dpc(*args, "--out", str(out), timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["steps"] == json.loads(straight.stdout)["steps"] == 300
     a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
