@@ -13,7 +13,6 @@ import math
 import re
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,12 @@ from dpc_device import (
     resolve_device,
     resolve_dtype,
 )
-from tests.train.conftest import tiny_bank, tiny_bert, tiny_tokenizer  # noqa: F401  (fixtures)
+from tests.train.conftest import (  # noqa: F401  (fixtures)
+    copa_file,
+    tiny_bank,
+    tiny_bert,
+    tiny_tokenizer,
+)
 from train.models import DEFAULT_MODEL_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -354,13 +358,7 @@ def test_causal_bert_scorer_trains_and_scores_under_cpu_autocast(
                                                                    add_pooling_layer=False)),
                                   tokenizer, device="cpu", dtype="bfloat16")
     assert result.steps == 2 and result.dev_accuracy_after is not None
-    copa = tmp_path / "copa.xml"
-    root = ET.Element("copa-corpus")
-    item = ET.SubElement(root, "item", {"id": "1", "asks-for": "cause",
-                                        "most-plausible-alternative": "1"})
-    for tag, text in (("p", "The man fell."), ("a1", "He tripped."), ("a2", "He sang.")):
-        ET.SubElement(item, tag).text = text
-    ET.ElementTree(root).write(copa)
+    copa = copa_file(tmp_path / "copa.xml")
     scorer = make_causal_bert_scorer(train=str(copa), model=str(tmp_path / "cb"), device="cpu",
                                      dtype="bfloat16")
     assert scorer.dtype == torch.bfloat16

@@ -18,6 +18,7 @@ import torch
 
 from train.errors import TrainError
 from train.models import minilm_tokenizer_path
+from train.options import require_at_least_one
 from train.shared_weights import share_encoder_decoder
 
 __all__ = ["MINILM", "GeneratorConfig", "build_generator", "build_warm_started",
@@ -40,9 +41,8 @@ class GeneratorConfig:
     dropout: float = 0.1
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "d_ff", "num_layers", "num_heads"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be a positive integer")
+        require_at_least_one(self, ("vocab_size", "d_model", "d_ff", "num_layers", "num_heads"),
+                             "must be a positive integer")
         if self.d_model % self.num_heads:
             raise TrainError(
                 f"`d_model` (={self.d_model}) must be divisible by `num_heads` (={self.num_heads})"

@@ -24,7 +24,16 @@ from train.errors import TrainError
 if TYPE_CHECKING:
     from train.generator import GeneratorConfig
 
-__all__ = ["CausalBertOptions", "TrainOptions", "options_from_dict"]
+__all__ = ["CausalBertOptions", "TrainOptions", "options_from_dict", "require_at_least_one"]
+
+
+def require_at_least_one(options: Any, names: tuple[str, ...],
+                         rule: str = "must be at least 1") -> None:
+    """Raise :class:`TrainError` naming the first of the integer fields ``names`` of
+    ``options`` that is below 1 (``rule``: how the message words it)."""
+    for name in names:
+        if getattr(options, name) < 1:
+            raise TrainError(f"`{name}` (={getattr(options, name)}) {rule}")
 
 
 @dataclass(frozen=True)
@@ -64,10 +73,9 @@ class TrainOptions:
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise TrainError(f"variant {self.variant!r} is not one of {', '.join(VARIANTS)}")
-        for name in ("batch_size", "max_steps", "eval_every", "checkpoint_every", "patience",
-                     "dev_examples", "max_source_tokens", "max_target_tokens"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
+        require_at_least_one(self, ("batch_size", "max_steps", "eval_every", "checkpoint_every",
+                                    "patience", "dev_examples", "max_source_tokens",
+                                    "max_target_tokens"))
         if not self.lr > 0:
             raise TrainError(f"`lr` (={self.lr}) must be positive")
         if self.share_weights and self.warm_start is None:
@@ -117,9 +125,7 @@ class CausalBertOptions:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("batch_size", "epochs", "max_tokens", "checkpoint_every"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
+        require_at_least_one(self, ("batch_size", "epochs", "max_tokens", "checkpoint_every"))
         if self.pairs is not None and self.pairs < 2:
             raise TrainError(f"`pairs` (={self.pairs}) must be at least 2 (or None for all)")
         if self.lr <= 0 or self.margin <= 0 or self.l2 < 0:

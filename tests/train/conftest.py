@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,14 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     BertModel(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder
+
+
+def copa_file(path: Path) -> Path:
+    """A one-item COPA file at ``path`` (the man fell: he tripped, not sang)."""
+    root = ET.Element("copa-corpus")
+    item = ET.SubElement(root, "item", {"id": "1", "asks-for": "cause",
+                                        "most-plausible-alternative": "1"})
+    for tag, text in (("p", "The man fell."), ("a1", "He tripped."), ("a2", "He sang.")):
+        ET.SubElement(item, tag).text = text
+    ET.ElementTree(root).write(path)
+    return path

@@ -7,7 +7,6 @@ every test fast; nothing here needs the real MiniLM weights.
 from __future__ import annotations
 
 import random
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tasks.copa.causal_bert import (
     make_causal_bert_scorer,
     train_copa_ranking,
 )
+from tests.train.conftest import copa_file
 from train.causal_bert import (
     CausalBert,
     CausalBertOptions,
@@ -241,18 +241,8 @@ def test_missing_train_file_is_a_clear_error() -> None:
         make_scorer("causal-bert")
 
 
-def _copa_file(path: Path) -> Path:
-    root = ET.Element("copa-corpus")
-    item = ET.SubElement(root, "item", {"id": "1", "asks-for": "cause",
-                                        "most-plausible-alternative": "1"})
-    for tag, text in (("p", "The man fell."), ("a1", "He tripped."), ("a2", "He sang.")):
-        ET.SubElement(item, tag).text = text
-    ET.ElementTree(root).write(path)
-    return path
-
-
 def test_missing_model_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    copa = _copa_file(tmp_path / "copa.xml")
+    copa = copa_file(tmp_path / "copa.xml")
     missing = tmp_path / "no-such-model"
     with pytest.raises(ModelFolderError, match="no-such-model"):
         make_causal_bert_scorer(train=str(copa), model=str(missing))
