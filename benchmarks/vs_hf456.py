@@ -35,7 +35,9 @@ from transformers import T5Config, T5ForConditionalGeneration
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from dpc_decode import BeamSearchOptions, generate, satisfies  # noqa: E402
+from engine_gpu import model_floor as run_model_floor
+
+from dpc_decode import BeamSearchOptions, generate, satisfies
 
 MODELS = {
     "tiny (vocab 1,000)": dict(vocab_size=1000, d_model=64, d_ff=128, d_kv=16, num_heads=4,
@@ -78,22 +80,8 @@ def model_floor(model, inputs: list[list[int]], beams: int, steps: int) -> float
     pay. No top-k, no constraint state, no finished pool. Its ratio to a baseline's time is the
     largest speed-up any engine can reach over that baseline with the same model.
     """
-    from dpc_decode.model_runner import ModelRunner
-
-    ids = torch.tensor(inputs)
-    rows = len(inputs) * beams
-    gen = torch.Generator().manual_seed(0)
-    perm = torch.cat([torch.randperm(beams, generator=gen) + i * beams
-                      for i in range(len(inputs))])  # (rows,), never crosses inputs
-    tokens = torch.randint(2, model.config.vocab_size, (steps, rows), generator=gen)
     start = time.perf_counter()
-    with torch.inference_mode():
-        runner = ModelRunner(model)
-        runner.start(ids, torch.ones_like(ids))
-        runner.expand(beams)
-        for t in range(steps):
-            runner.step(tokens[t])
-            runner.reorder(perm)
+    run_model_floor(model, inputs, beams, steps, torch.device("cpu"))
     return time.perf_counter() - start
 
 
