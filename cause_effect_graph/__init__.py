@@ -6,8 +6,10 @@ cause or an effect. One module per concept:
 
 - :mod:`~cause_effect_graph.lemmas`: text → content lemmas (spaCy, or lemminflect's dictionary)
 - :mod:`~cause_effect_graph.build`: CausalBank → graph (resumable, local or Spark, pruning)
+- :mod:`~cause_effect_graph.everyday`: e-CARE and ConceptNet pairs as weighted counts beside it
 - :mod:`~cause_effect_graph.store`: the ``.ceg`` file, edge-list TSV, the official release format
-- :mod:`~cause_effect_graph.query`: top-N constraint lemmas for a sentence
+- :mod:`~cause_effect_graph.query`: top-N constraint lemmas for a sentence, by one of
+  :data:`~cause_effect_graph.query.RANKS`
 - :mod:`~cause_effect_graph.variants`: inflections and derived forms of a lemma
 - :mod:`~cause_effect_graph.strength`: causal strength (Luo et al. 2016) and PMI
 - :mod:`~cause_effect_graph.cooccurrence`: window co-occurrence counts over raw text, window PMI
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from cause_effect_graph.build import BuildOptions, build_graph, prune
 from cause_effect_graph.errors import GraphError, GraphFormatError, GraphVersionError
-from cause_effect_graph.query import Candidates, candidates
+from cause_effect_graph.query import RANKS, Candidates, candidates
 from cause_effect_graph.store import (
     DEFAULT_GRAPH,
     default_graph,
@@ -42,6 +44,7 @@ __all__ = [
     "GraphError",
     "GraphFormatError",
     "GraphVersionError",
+    "RANKS",
     "build_graph",
     "candidates",
     "causal_strength",

@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -55,6 +55,9 @@ from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from cause_effect_graph.store import digraph_from_arrays
 
+if TYPE_CHECKING:
+    from cause_effect_graph.everyday import EverydaySource
+
 __all__ = [
     "BuildOptions",
     "BuildReport",
@@ -66,6 +69,7 @@ __all__ = [
     "counts_to_graph",
     "lemmatise_bank",
     "lemmatise_unit",
+    "merge_counts",
     "prune",
 ]
 
@@ -93,6 +97,9 @@ class BuildOptions:
         Pairs per lemma file (the unit of resumption).
     engine
         ``"local"`` or ``"spark"``.
+    everyday
+        Everyday pairs counted beside the bank, each source with its weight
+        (:mod:`cause_effect_graph.everyday`); their lemmas are kept in ``WORK/everyday/``.
     """
 
     bank: tuple[str, ...]
@@ -105,6 +112,7 @@ class BuildOptions:
     batch_size: int = 1000
     model: str = SPACY_MODEL
     progress: bool = True
+    everyday: tuple[EverydaySource, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.bank:
@@ -396,6 +404,46 @@ def count_lemma_pairs(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> E
     return counter.result()
 
 
+def merge_counts(parts: Sequence[tuple[EdgeCounts, int]]) -> EdgeCounts:
+    """One :class:`EdgeCounts` of several, each counted ``weight`` times.
+
+    A part of weight ``w`` counts as if each of its pairs had been seen ``w`` times: its edge
+    counts and node frequencies are multiplied by ``w`` (so causal strength stays a function of
+    one set of counts). ``pairs`` is the number of pairs actually read (not weighted). The
+    vocabulary keeps the order of first appearance.
+
+    >>> a = count_lemma_pairs([(["rain"], ["wet"])])
+    >>> b = count_lemma_pairs([(["rain"], ["wet", "flood"])])
+    >>> m = merge_counts([(a, 1), (b, 3)])
+    >>> m.vocab, sorted(zip(m.src.tolist(), m.dst.tolist(), m.weight.tolist()))
+    (['rain', 'wet', 'flood'], [(0, 1, 4), (0, 2, 3)])
+    >>> m.cause_freq.tolist(), m.pairs, m.total
+    ([4, 0, 0], 2, 7)
+    """
+    ids: dict[str, int] = {}
+    for counts, weight in parts:
+        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 1:
+            raise GraphError(f"a count weight (={weight!r}) has to be an integer of at least 1")
+        for lemma in counts.vocab:
+            ids.setdefault(lemma, len(ids))
+    cause = np.zeros(len(ids), np.int64)
+    effect = np.zeros(len(ids), np.int64)
+    keys, weights = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for counts, weight in parts:
+        where = np.asarray([ids[lemma] for lemma in counts.vocab], np.int64)
+        if len(where):
+            np.add.at(cause, where, counts.cause_freq * weight)
+            np.add.at(effect, where, counts.effect_freq * weight)
+            keys.append((where[counts.src] << 32) | where[counts.dst])
+            weights.append(counts.weight * weight)
+    unique, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+    summed = np.bincount(inverse, weights=np.concatenate(weights)).astype(np.int64)
+    return EdgeCounts(vocab=list(ids), cause_freq=cause, effect_freq=effect,
+                      src=(unique >> 32).astype(np.int64),
+                      dst=(unique & (_SHIFT - 1)).astype(np.int64),
+                      weight=summed, pairs=sum(counts.pairs for counts, _ in parts))
+
+
 def _lemma_file_pairs(files: Iterable[Path]) -> Iterator[tuple[list[str], list[str]]]:
     for path in files:
         with open(path, encoding="utf-8") as handle:
@@ -515,10 +563,21 @@ def build_graph(options: BuildOptions) -> tuple[nx.DiGraph, BuildReport]:
     report.pairs, report.resumed = lemmatise_bank(options)
     t1 = time.perf_counter()
     counts = count_lemma_files(options.work)
+    described = None
+    if options.everyday:
+        from cause_effect_graph.everyday import describe_sources, everyday_parts
+
+        parts = everyday_parts(options.everyday, cache=Path(options.work) / "everyday",
+                               model=options.model, batch_size=options.batch_size)
+        counts = merge_counts([(counts, 1), *parts])
+        described = (describe_sources(options.everyday, [c.pairs for c, _ in parts]),
+                     sum(c.pairs for c, _ in parts))
     t2 = time.perf_counter()
     G = counts_to_graph(counts, options.min_count, options.top_k)
     G.graph["source"] = ", ".join(os.fspath(Path(b)) for b in options.bank)
     G.graph["spacy_model"] = options.model
+    if described is not None:
+        G.graph["everyday"], G.graph["everyday_pairs"] = described
     t3 = time.perf_counter()
     report.lemmatise_s, report.count_s, report.graph_s = t1 - t0, t2 - t1, t3 - t2
     report.nodes_before, report.edges_before = G.graph["nodes_before"], G.graph["edges_before"]

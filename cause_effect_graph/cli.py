@@ -1,4 +1,5 @@
-"""``dpc graph {build,query,show,stats,export}``: the Cause Effect Graph from the command line.
+"""``dpc graph {build,add-pairs,query,show,stats,export,cooccur}``: the Cause Effect Graph from
+the command line.
 
 Every command reads the bundled graph (:data:`~cause_effect_graph.store.DEFAULT_GRAPH`) unless
 ``--graph PATH`` names another (``.ceg``, edge-list TSV or the official release format). Errors
@@ -23,12 +24,26 @@ from pathlib import Path
 from typing import Any
 
 from cause_effect_graph.errors import GraphError
+from cause_effect_graph.query import HUB_SHARE, MIN_FREQ, RANKS
 from cause_effect_graph.store import graph_from_option
 from dpc_errors import DpcError
 from dpc_files import check_output_file, check_output_folder
 
-__all__ = ["add_graph_parser", "build_command", "cooccur_command", "export_command", "main",
-           "query_command", "show_command", "stats_command"]
+__all__ = ["add_graph_parser", "add_pairs_command", "build_command", "cooccur_command",
+           "export_command", "main", "query_command", "show_command", "stats_command"]
+
+_EVERYDAY_HELP = ("everyday cause -> effect pairs counted beside the bank: ecare=FILE|FOLDER "
+                  "(e-CARE JSON lines) or conceptnet=FILE|FOLDER (ConceptNet Causes lines); "
+                  "repeat for several sources")
+_WEIGHT_HELP = ("how many mined pairs one everyday pair counts as: N for every source or "
+                "NAME=N for one (default 5; see cause_effect_graph/everyday.py for why)")
+
+
+def _add_everyday_options(p: argparse.ArgumentParser, required: bool) -> None:
+    p.add_argument("--everyday", action="append", default=[], metavar="NAME=PATH",
+                   required=required, help=_EVERYDAY_HELP)
+    p.add_argument("--everyday-weight", action="append", default=[], metavar="N|NAME=N",
+                   help=_WEIGHT_HELP)
 
 
 def _error(err: Exception) -> int:
@@ -53,7 +68,8 @@ def add_graph_parser(
     """
     p = sub.add_parser("graph", help="the Cause Effect Graph: build, query, show, stats",
                        description="Build and query the Cause Effect Graph (lemma-level "
-                       "causal knowledge). Without --graph, the bundled Gutenberg graph is used.")
+                       "causal knowledge). Without --graph, the bundled graph (Gutenberg "
+                       "CausalBank, e-CARE and ConceptNet) is used.")
     commands = p.add_subparsers(dest="graph_command", required=True)
 
     b = commands.add_parser("build", help="build a graph from CausalBank shards")
@@ -75,7 +91,22 @@ def add_graph_parser(
     b.add_argument("--no-progress", action="store_true")
     b.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out (and --tsv) file")
+    _add_everyday_options(b, required=False)
     b.set_defaults(func=build_command, interrupted=_build_interrupted)
+
+    a = commands.add_parser("add-pairs", help="add everyday pairs (e-CARE, ConceptNet) to a "
+                            "built graph whose bank is not at hand")
+    _add_everyday_options(a, required=True)
+    a.add_argument("--graph", default=None, help="graph to add to (default: the bundled one)")
+    a.add_argument("--out", required=True, help="graph file to write (.ceg)")
+    a.add_argument("--min-count", type=int, default=None,
+                   help="keep edges whose summed count reaches this (default: the graph's own "
+                   "min count)")
+    a.add_argument("--work", default=None,
+                   help="folder to keep the everyday lemmas in (a rerun skips spaCy)")
+    a.add_argument("--compression", choices=("xz", "zlib"), default="xz")
+    a.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    a.set_defaults(func=add_pairs_command)
 
     c = commands.add_parser("cooccur", help="window co-occurrence counts of lemmas in raw text "
                             "(for the window-PMI COPA baseline)")
@@ -98,7 +129,16 @@ def add_graph_parser(
     q.add_argument("--direction", choices=("cause", "effect"), default="cause",
                    help="causes of the sentence (predecessors) or its effects (successors)")
     q.add_argument("-n", type=int, default=10, help="how many lemmas (default 10)")
-    q.add_argument("--rank", choices=("weight", "strength"), default="weight")
+    q.add_argument("--rank", choices=RANKS, default="weight",
+                   help="weight (edge counts, the paper), strength (causal strength), pmi "
+                   "(specific lemmas first) or mix (count x PMI)")
+    q.add_argument("--hub-share", type=float, default=HUB_SHARE,
+                   help=f"leave out this share of the graph's lemmas, the most connected "
+                   f"(default {HUB_SHARE}; 0: none)")
+    q.add_argument("--min-freq", type=int, default=MIN_FREQ,
+                   help=f"pmi and mix: leave out lemmas seen in fewer pairs (default {MIN_FREQ})")
+    q.add_argument("--no-diversify", dest="diversify", action="store_false",
+                   help="keep lemmas that share an inflected form with a better one")
     q.add_argument("--variants", action="store_true",
                    help="print each lemma's surface forms (inflections, and derived forms "
                    "found in the graph)")
@@ -132,6 +172,7 @@ def add_graph_parser(
 def build_command(args: argparse.Namespace) -> int:
     """``dpc graph build``."""
     from cause_effect_graph.build import BuildOptions, build_graph
+    from cause_effect_graph.everyday import parse_sources
     from cause_effect_graph.store import save_graph, write_edgelist
 
     try:
@@ -140,10 +181,12 @@ def build_command(args: argparse.Namespace) -> int:
             check_output_file(args.tsv, "--tsv", overwrite=args.overwrite)
         check_output_folder(_work(args), "--work", markers=("manifest.json",),
                             command="dpc graph build")
+        everyday = _everyday(args, parse_sources)
         options = BuildOptions(
             bank=tuple(args.bank), work=_work(args),
             min_count=args.min_count, top_k=args.top_k, chunk_pairs=args.chunk_pairs,
             engine=args.engine, spark_master=args.spark_master, progress=not args.no_progress,
+            everyday=everyday,
         )
         G, report = build_graph(options)
         t = time.perf_counter()
@@ -157,9 +200,42 @@ def build_command(args: argparse.Namespace) -> int:
           f"{report.nodes_before:,} lemmas and {report.edges_before:,} edges before pruning, "
           f"{report.nodes:,} and {report.edges:,} after (min count {args.min_count}"
           f"{f', top {args.top_k}' if args.top_k else ''})")
+    if "everyday" in G.graph:
+        print(f"everyday pairs (distinct pairs x weight): {G.graph['everyday']}")
     print(f"lemmatise {report.lemmatise_s:.1f} s, count {report.count_s:.1f} s, graph "
           f"{report.graph_s:.1f} s, save {save_s:.1f} s; {args.out}: "
           f"{Path(args.out).stat().st_size:,} bytes")
+    return 0
+
+
+def _everyday(args: argparse.Namespace, parse: Callable[..., Any]) -> Any:
+    """The ``--everyday`` sources; a weight without a source is an error."""
+    if args.everyday_weight and not args.everyday:
+        raise GraphError("`--everyday-weight` needs at least one `--everyday NAME=PATH`")
+    return parse(args.everyday, args.everyday_weight)
+
+
+def add_pairs_command(args: argparse.Namespace) -> int:
+    """``dpc graph add-pairs --everyday NAME=PATH... --out FILE [--graph BASE]``."""
+    from cause_effect_graph.everyday import add_everyday, parse_sources
+    from cause_effect_graph.store import save_graph
+
+    try:
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
+        sources = _everyday(args, parse_sources)
+        if args.min_count is not None and args.min_count < 1:
+            raise GraphError(f"`--min-count` (={args.min_count}) has to be at least 1")
+        G = _graph(args)
+        t = time.perf_counter()
+        H = add_everyday(G, sources, args.min_count, cache=args.work)
+        add_s = time.perf_counter() - t
+        save_graph(H, args.out, compression=args.compression)
+    except (DpcError, OSError) as err:
+        return _error(err)
+    print(f"{H.graph['everyday']}: {G.number_of_nodes():,} lemmas and {G.number_of_edges():,} "
+          f"edges before, {H.number_of_nodes():,} and {H.number_of_edges():,} after (min count "
+          f"{H.graph['min_count']})")
+    print(f"lemmatise and add {add_s:.1f} s; {args.out}: {Path(args.out).stat().st_size:,} bytes")
     return 0
 
 
@@ -180,7 +256,9 @@ def query_command(args: argparse.Namespace) -> int:
 
     try:
         G = _graph(args)
-        result = candidates(G, args.sentence, args.direction, args.n, args.rank)
+        result = candidates(G, args.sentence, args.direction, args.n, args.rank,
+                            hub_share=args.hub_share, min_freq=args.min_freq,
+                            diversify=args.diversify)
     except GraphError as err:
         return _error(err)
     if result.message:

@@ -2,9 +2,29 @@
 
 :func:`candidates` lemmatises the input (:mod:`cause_effect_graph.lemmas`), looks up each lemma's
 neighbours in the asked direction (``"cause"``: lemmas that cause it, the predecessors;
-``"effect"``: the successors), adds up their scores over the input's lemmas, leaves out the
-input's own lemmas and stop words, and returns the N best, ranked by edge count (``"weight"``)
-or by causal strength (``"strength"``, :mod:`cause_effect_graph.strength`).
+``"effect"``: the successors), adds up their scores over the input's lemmas and returns the N
+best. The ranks (:data:`RANKS`) score a neighbour ``k`` of an input lemma ``l`` by
+
+- ``"weight"``: the edge count f(k, l), the paper's rank (frequent lemmas first);
+- ``"strength"``: causal strength CS (:mod:`cause_effect_graph.strength`, Luo et al. 2016);
+- ``"pmi"``: positive PMI, log f(k, l) N / (f(k) f(l)): the edge count normalised by how often
+  the keyword occurs at all, so specific lemmas come first;
+- ``"mix"``: p(k | l) × positive PMI, with p(k | l) = f(k, l) / f(l) the keyword's share of the
+  input lemma's edges: frequent *and* specific (the local mutual information of Evert 2005,
+  f × PMI, divided by f(l)), neither a lemma that goes with everything nor one seen once; the
+  division gives every input lemma an equal say, so a common one (*man* in "the man fell
+  asleep") does not drown a rarer one (*asleep*).
+
+The best-first list is then filtered, whatever the rank: the input's own lemmas and stop words
+are left out; so are **hubs**, the ``hub_share`` most connected lemmas of the graph in the asked
+direction (:data:`HUB_SHARE`: 0.1%, on the bundled graph the 14 lemmas such as *man*, *time*,
+*know*, *find* that cause, or are caused by, 7-15% of all its lemmas; a graph of fewer than
+1,000 lemmas has none, and lemmas tied at the border are not hubs); and, with ``diversify``,
+**near-duplicates**: a lemma sharing an inflected form with one already chosen (*tired* after
+*tire*, *loving* after *love*) or with an input lemma (*crying* for "babies cry"). For ``"pmi"`` and ``"mix"``, lemmas seen in fewer than
+``min_freq`` pairs on their side are left out too (:data:`MIN_FREQ`: 10 mined pairs, or 2
+everyday ones): a misspelling seen once has the highest PMI of all. ``hub_share=0,
+diversify=False`` give the plain ``"weight"`` and ``"strength"`` lists of earlier versions.
 
 Bad input never raises: an empty sentence, a sentence without content words, words the graph
 does not know, or non-English text give an empty result whose ``message`` says why.
@@ -13,13 +33,22 @@ Examples
 --------
 >>> G = nx.DiGraph()
 >>> G.add_weighted_edges_from([("hungry", "cry", 9), ("tired", "cry", 6), ("hungry", "baby", 2),
-...                            ("love", "baby", 4), ("cry", "tear", 5)])
->>> G.graph["total"] = 26
+...                            ("love", "baby", 4), ("cry", "tear", 5), ("colic", "cry", 1)])
+>>> for lemma in G:  # node weights: sums of the edge counts ...
+...     G.nodes[lemma].update(cause_weight=G.out_degree(lemma, "weight"),
+...                           effect_weight=G.in_degree(lemma, "weight"))
+>>> G.nodes["hungry"]["cause_weight"] += 49  # ... and hungry causes much else
+>>> G.graph["total"] = 76
 >>> result = candidates(G, "babies cry", "cause", 3, lemmatizer=lambda s: ["baby", "cry"])
 >>> result.keywords
 ['hungry', 'tired', 'love']
 >>> result.scores
 [11.0, 6.0, 4.0]
+>>> for rank in ("pmi", "mix"):
+...     print(rank, candidates(G, "babies cry", "cause", 3, rank, min_freq=0,
+...                            lemmatizer=lambda s: ["baby", "cry"]).keywords)
+pmi ['love', 'colic', 'tired']
+mix ['love', 'tired', 'colic']
 >>> candidates(G, "babies cry", "effect", lemmatizer=lambda s: ["baby", "cry"]).keywords
 ['tear']
 >>> empty = candidates(G, "   ", "cause")
@@ -30,10 +59,13 @@ Examples
 from __future__ import annotations
 
 import heapq
+import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 import networkx as nx
@@ -41,13 +73,22 @@ import networkx as nx
 from causal_mining.pair import Direction, check_direction
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import default_lemmatizer, is_stop_word
-from cause_effect_graph.strength import ALPHA, LAMBDA, causal_strength
-from cause_effect_graph.variants import variants
+from cause_effect_graph.strength import ALPHA, LAMBDA, causal_strength, pmi
+from cause_effect_graph.variants import inflections, variants
 
-__all__ = ["Candidates", "candidates", "constraint_sets", "looks_english", "neighbours",
-           "unknown_words"]
+__all__ = ["HUB_SHARE", "MIN_FREQ", "RANKS", "Candidates", "candidates", "constraint_sets",
+           "looks_english", "neighbours", "unknown_words"]
 
-Rank = Literal["weight", "strength"]
+Rank = Literal["weight", "strength", "pmi", "mix"]
+#: The names :func:`candidates` takes as ``rank``.
+RANKS: tuple[str, ...] = ("weight", "strength", "pmi", "mix")
+#: Default ``hub_share``: this share of the graph's lemmas, the most connected in the asked
+#: direction (most effects when asking for causes, most causes when asking for effects), are hubs
+#: and never keywords.
+HUB_SHARE = 0.001
+#: Default ``min_freq`` (``"pmi"`` and ``"mix"``): a keyword has to occur on its side in at least
+#: this many pairs, an everyday pair counting as its weight (:mod:`cause_effect_graph.everyday`).
+MIN_FREQ = 10
 
 
 @dataclass(frozen=True)
@@ -142,6 +183,9 @@ def candidates(
     lemmatizer: Callable[[str], list[str]] | None = None,
     alpha: float = ALPHA,
     lam: float = LAMBDA,
+    hub_share: float = HUB_SHARE,
+    min_freq: int = MIN_FREQ,
+    diversify: bool = True,
 ) -> Candidates:
     """The top-``n`` lemmas that cause (or are caused by) ``sentence``.
 
@@ -157,19 +201,47 @@ def candidates(
     n
         How many lemmas to return at most.
     rank
-        ``"weight"``: sum of edge counts over the input's lemmas; ``"strength"``: sum of causal
-        strengths (which favours specific over merely frequent neighbours).
+        One of :data:`RANKS`, summed over the input's lemmas: ``"weight"`` (edge counts),
+        ``"strength"`` (causal strength), ``"pmi"`` (positive PMI) or ``"mix"`` (the keyword's
+        share of the input lemma's edge counts × positive PMI); see the module's description.
+    alpha, lam
+        Causal strength's α and λ (``"strength"``).
+    hub_share
+        The share of the graph's lemmas, most connected in the asked direction first, that are
+        never keywords (0: none).
+    min_freq
+        ``"pmi"`` and ``"mix"``: leave out lemmas in fewer pairs than this on their side
+        (``cause_freq`` for causes, ``effect_freq`` for effects; graphs without node frequencies,
+        read from an edge list, are not filtered).
+    diversify
+        Leave out a lemma that shares an inflected form with a better one or with an input
+        lemma (*crying* for "babies cry").
 
     Raises
     ------
     GraphError
-        For a bad ``direction``, ``n`` or ``rank`` (bad *sentences* give an empty result).
+        For a bad ``direction``, ``n``, ``rank``, ``hub_share`` or ``min_freq`` (bad
+        *sentences* give an empty result).
+
+    Examples
+    --------
+    >>> G = nx.DiGraph([("tire", "cry", {"weight": 5}), ("tired", "cry", {"weight": 4}),
+    ...                 ("hungry", "cry", {"weight": 3}), ("crying", "cry", {"weight": 2})])
+    >>> lemmas = lambda s: ["cry"]
+    >>> candidates(G, "babies cry", "cause", lemmatizer=lemmas).keywords
+    ['tire', 'hungry']
+    >>> candidates(G, "babies cry", "cause", lemmatizer=lemmas, diversify=False).keywords
+    ['tire', 'tired', 'hungry', 'crying']
     """
     check_direction(direction, GraphError)
     if n < 1:
         raise GraphError(f"`n` (={n}) has to be at least 1")
-    if rank not in ("weight", "strength"):
-        raise GraphError(f"`rank` (={rank!r}) has to be 'weight' or 'strength'")
+    if rank not in RANKS:
+        raise GraphError(f"`rank` (={rank!r}) has to be one of {', '.join(RANKS)}")
+    if not 0 <= hub_share < 1:
+        raise GraphError(f"`hub_share` (={hub_share}) has to be in [0, 1)")
+    if min_freq < 0:
+        raise GraphError(f"`min_freq` (={min_freq}) has to be at least 0")
     if not sentence.strip():
         return Candidates([], message="the sentence is empty")
     if not looks_english(sentence):
@@ -193,15 +265,30 @@ def candidates(
         for other, data in near.items():
             if other in own:
                 continue
-            if rank == "weight":
-                score = float(data.get("weight", 1))
-            elif direction == "cause":
-                score = causal_strength(G, other, lemma, alpha, lam)
-            else:
-                score = causal_strength(G, lemma, other, alpha, lam)
+            score = float(data.get("weight", 1))
+            if rank != "weight":
+                cause, effect = (other, lemma) if direction == "cause" else (lemma, other)
+                score = _score(G, rank, cause, effect, direction, score, alpha, lam)
             scores[other] = scores.get(other, 0.0) + score
-    best = heapq.nsmallest(n + len(own), scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    items = [(lemma, score) for lemma, score in best if not is_stop_word(lemma)][:n]
+    side = "cause" if direction == "cause" else "effect"
+    hub_degree = _hub_degree(G, direction, hub_share)
+    degree = G.succ if direction == "cause" else G.pred
+    floor = min_freq if rank in ("pmi", "mix") else 0
+    items: list[tuple[str, float]] = []
+    taken: set[str] = set().union(*map(_forms, lemmas)) if diversify else set()
+    for lemma, score in _best_first(scores, 2 * n + len(own) + 20):  # room for the filters
+        if len(items) == n:
+            break
+        if score <= 0 or is_stop_word(lemma) or len(degree[lemma]) > hub_degree:
+            continue
+        if floor and 0 < G.nodes[lemma].get(f"{side}_freq", 0) < floor:
+            continue
+        if diversify:
+            forms = _forms(lemma)
+            if forms & taken:
+                continue
+            taken |= forms
+        items.append((lemma, score))
     unknown = [lemma for lemma in lemmas if lemma not in known]
     message = None
     if not known:
@@ -210,6 +297,66 @@ def candidates(
     elif unknown:
         message = f"no {direction} known for {', '.join(unknown)}"
     return Candidates(items, lemmas, known, message)
+
+
+def _score(G: nx.DiGraph, rank: str, cause: str, effect: str, direction: str, weight: float,
+           alpha: float, lam: float) -> float:
+    """One edge's score under a rank other than ``"weight"`` (summed over the input's lemmas by
+    the caller); the input lemma is ``effect`` when asking for causes, ``cause`` when asking for
+    effects."""
+    if rank == "strength":
+        return causal_strength(G, cause, effect, alpha, lam)
+    positive = max(pmi(G, cause, effect) or 0.0, 0.0)
+    if rank == "pmi":
+        return positive
+    given = (G.nodes[effect].get("effect_weight") if direction == "cause"
+             else G.nodes[cause].get("cause_weight")) or weight  # f(l), as strength reads it
+    return weight / given * positive
+
+
+def _best_first(scores: dict[str, float], k: int) -> Iterable[tuple[str, float]]:
+    """``scores`` by score, best first (ties by lemma): the first ``k`` without a full sort."""
+    def key(kv: tuple[str, float]) -> tuple[float, str]:
+        return -kv[1], kv[0]
+
+    head = heapq.nsmallest(k, scores.items(), key=key)
+    yield from head
+    if len(head) < len(scores):
+        yield from sorted(scores.items(), key=key)[len(head):]
+
+
+_HUB_DEGREES: weakref.WeakKeyDictionary[
+    nx.DiGraph, dict[tuple[str, float], tuple[tuple[object, ...], float]]
+] = weakref.WeakKeyDictionary()
+
+
+def _hub_degree(G: nx.DiGraph, direction: str, share: float) -> float:
+    """The out-degree (``"cause"``) or in-degree (``"effect"``) a hub has to exceed: that of the
+    lemma just after the ``floor(share * len(G))`` most connected ones (so lemmas tied at the
+    border are not hubs); infinite when there are none.
+
+    Cached per graph object, direction and share while the graph's size and ``total`` stay the
+    same.
+    """
+    hubs = math.floor(share * len(G))
+    if hubs < 1:
+        return math.inf
+    stamp = (len(G), G.graph.get("total"))
+    cache = _HUB_DEGREES.setdefault(G, {})
+    cached = cache.get((direction, share))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    adjacency = G._succ if direction == "cause" else G._pred  # plain dicts: no view per node
+    degrees = sorted(map(len, adjacency.values()), reverse=True)
+    threshold = float(degrees[hubs]) if hubs < len(degrees) else math.inf
+    cache[(direction, share)] = (stamp, threshold)
+    return threshold
+
+
+@lru_cache(maxsize=65536)
+def _forms(lemma: str) -> frozenset[str]:
+    """The lemma's inflected forms (lemminflect's dictionary; itself if unknown)."""
+    return frozenset(inflections(lemma, oov=False))
 
 
 def constraint_sets(result: Candidates | list[str], capitalized: bool = False) -> list[list[str]]:

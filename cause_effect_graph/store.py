@@ -82,7 +82,9 @@ __all__ = [
 
 MAGIC = b"DPC-CEG\n"
 FORMAT_VERSION = 1
-DEFAULT_GRAPH = Path(__file__).resolve().parent / "data" / "gutenberg.ceg"
+#: The bundled graph: the Gutenberg CausalBank with e-CARE and ConceptNet pairs added
+#: (``benchmarks/graph/RESULTS.md`` has the commands that made it).
+DEFAULT_GRAPH = Path(__file__).resolve().parent / "data" / "default.ceg"
 _NODE_ARRAYS = ("cause_freq", "effect_freq", "cause_weight", "effect_weight")
 Compression = Literal["zlib", "xz"]
 
@@ -314,7 +316,7 @@ def _default() -> nx.DiGraph:
 
 
 def default_graph() -> nx.DiGraph:
-    """The bundled graph (built from the Gutenberg CausalBank), loaded once per process.
+    """The bundled graph (the Gutenberg CausalBank and everyday pairs), loaded once per process.
 
     Treat it as read-only: it is shared by every caller in the process.
     """

@@ -3,7 +3,7 @@
 Usage (run under the shared CPU lock, as every timing on this machine)::
 
     flock /tmp/dpc-cpu.lock .venv/bin/python benchmarks/graph/measure.py \
-        [--graph cause_effect_graph/data/gutenberg.ceg] [--out benchmarks/graph/measure.json]
+        [--graph cause_effect_graph/data/default.ceg] [--out benchmarks/graph/measure.json]
 
 Prints one JSON object (also written to ``--out``).
 """
@@ -30,7 +30,7 @@ SENTENCES = [
 
 def main() -> int:
     from cause_effect_graph.lemmas import default_lemmatizer
-    from cause_effect_graph.query import candidates
+    from cause_effect_graph.query import RANKS, candidates
     from cause_effect_graph.store import DEFAULT_GRAPH, graph_info, load_graph
 
     p = argparse.ArgumentParser()
@@ -50,7 +50,7 @@ def main() -> int:
     result["nodes"], result["edges"] = G.number_of_nodes(), G.number_of_edges()
     result["header_graph"] = graph_info(args.graph)["graph"]
     default_lemmatizer()("warm up")
-    for rank in ("weight", "strength"):
+    for rank in RANKS:
         for n in (10, 300):
             times = []
             for s in SENTENCES:
@@ -67,6 +67,8 @@ def main() -> int:
     result["example_babies_cry_cause"] = candidates(G, "babies cry", "cause", 15).keywords
     result["example_babies_cry_cause_strength"] = candidates(
         G, "babies cry", "cause", 15, rank="strength").keywords
+    result["example_babies_cry_cause_mix"] = candidates(
+        G, "babies cry", "cause", 15, rank="mix").keywords
     if Path(args.copa).is_file():
         from tasks.copa.graph import CausalStrengthScorer, PmiScorer
         from tasks.copa import accuracy, read_copa

@@ -64,3 +64,18 @@ def test_build(bank, tmp_path, capsys):
     assert sorted(load_graph(out).edges) == sorted(load_graph(tmp_path / "g.tsv").edges)
     assert load_graph(out)["hungry"]["cry"]["weight"] == 2
     assert run(["graph", "build", str(tmp_path / "nope"), "--out", str(out)]) == 2
+
+
+def test_query_ranks_and_filters(graph_file, capsys):
+    for rank in ("pmi", "mix"):
+        assert run(["graph", "query", "babies cry", "--graph", graph_file, "--rank", rank,
+                    "--min-freq", "0"]) == 0
+        assert capsys.readouterr().out.splitlines()[0].startswith("love\t")
+    assert run(["graph", "query", "babies", "--graph", graph_file, "--hub-share", "0",
+                "--no-diversify"]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == [
+        "love", "hungry"]
+    with pytest.raises(SystemExit):
+        run(["graph", "query", "babies", "--rank", "tfidf"])
+    assert run(["graph", "query", "babies", "--graph", graph_file, "--hub-share", "2"]) == 2
+    assert "`hub_share` (=2.0)" in capsys.readouterr().err
