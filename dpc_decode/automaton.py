@@ -15,13 +15,24 @@ Decisions the rest of :mod:`dpc_decode` relies on:
   ``1 2 3 5`` although the walk first followed ``[1, 2, 3, 4]``.
 * **Each node knows every set it completes** (its own alternatives and those of its suffixes,
   through the output links) as a bitmask, so meeting a set is one OR per token.
+* **Whole-word alternatives** (``whole_word``) count only where they end at a word boundary:
+  the next token does not continue the word (``continues[token]`` is false: it starts a new
+  word, or is punctuation, whitespace or EOS), or the output ends right after them. Where one
+  ends, its set is *pending*: the next token confirms it or cancels it. Which sets are pending
+  depends on the node alone (the whole-word alternatives that end there, through the output
+  links), so the state stays (node, sets met): ``met`` holds confirmed sets, and
+  :meth:`Automaton.met_if_ended` adds the pending ones, as the end of the output does. Where a
+  whole-word alternative *starts* is its tokens' business (a word-initial form always starts a
+  word).
 * **Banned phrases** live in the same trie. A node whose string ends with a banned phrase is a
   *violation* node. An alternative that contains a banned phrase can never be produced legally:
   it is *dead*, and a set whose alternatives are all dead is *impossible*.
 * **need** (fewest further tokens that meet every unmet set) is exact: a shortest path in the
   graph of (node, sets met) states, computed once per automaton while that graph is within
   :data:`EXACT_NEED_BUDGET`. Alternatives that overlap (one's suffix is another's prefix, or one
-  contains another) are met in fewer tokens than their lengths added up, and this counts it.
+  contains another) are met in fewer tokens than their lengths added up, and this counts it;
+  and a whole-word alternative that the next token of the shortest path would continue does not
+  count, which this counts too.
 
 >>> a = Automaton([[[100], [100, 7], [100, 8]], [[3, 4]]])
 >>> s = a.run([5, 100, 7, 3, 4])
@@ -46,6 +57,7 @@ __all__ = [
 ]
 
 TokenSets = Sequence[Sequence[Sequence[int]]]
+WholeWord = Sequence[Sequence[bool]]
 
 #: Largest ``transitions × 2**live_sets`` for which :meth:`Automaton.need` is exact. The search
 #: follows every distinct transition out of every (node, sets met) state once (letters leading
@@ -60,8 +72,10 @@ EXACT_NEED_BUDGET = 2**22
 
 @dataclass(frozen=True, slots=True)
 class State:
-    """Where a walk over the tokens stands: the automaton node, the sets met, and whether a banned
-    phrase has occurred. Immutable; :meth:`Automaton.advance` returns a new one."""
+    """Where a walk over the tokens stands: the automaton node, the sets met (confirmed: a
+    whole-word alternative that has just ended is not in it until the next token starts a new
+    word; see :meth:`Automaton.met_if_ended`), and whether a banned phrase has occurred.
+    Immutable; :meth:`Automaton.advance` returns a new one."""
 
     node: int
     met: int
@@ -134,6 +148,13 @@ class Automaton:
         ``sets[i][j]`` is alternative ``j`` of set ``i``, a list of token ids.
     banned : list of list of int, optional
         Phrases that must never occur.
+    whole_word : list of list of bool, optional
+        ``whole_word[i][j]``: alternative ``j`` of set ``i`` counts only where it ends at a word
+        boundary (see the module's notes). Default: none.
+    continues : sequence of bool, optional
+        ``continues[t]``: token ``t`` continues the word before it
+        (:func:`dpc_decode.word_boundary.word_pieces`); ids past its end do. Needed when an
+        alternative is whole-word.
 
     Examples
     --------
@@ -148,10 +169,30 @@ class Automaton:
     >>> a = Automaton([[[1, 2, 3]]], banned=[[2]])   # a banned phrase inside the only alternative
     >>> a.impossible_sets
     (0,)
+
+    A whole-word alternative, with token 9 a word piece (``##ed``):
+
+    >>> a = Automaton([[[5]]], whole_word=[[True]], continues=[False] * 9 + [True])
+    >>> [a.is_satisfied(a.run(t)) for t in ([5], [5, 9], [5, 3], [5, 9, 5])]
+    [True, False, True, True]
     """
 
-    def __init__(self, sets: TokenSets, banned: Sequence[Sequence[int]] = ()) -> None:
+    def __init__(
+        self,
+        sets: TokenSets,
+        banned: Sequence[Sequence[int]] = (),
+        whole_word: WholeWord | None = None,
+        continues: Sequence[bool] | None = None,
+    ) -> None:
         validate_token_constraints(sets, banned)
+        self.whole_word: tuple[tuple[bool, ...], ...] = _check_whole_word(sets, whole_word)
+        self.has_whole_word = any(any(flags) for flags in self.whole_word)
+        if self.has_whole_word and continues is None:
+            raise ConstraintError(
+                "whole-word alternatives need `continues` (which tokens continue a word, "
+                "dpc_decode.word_boundary.word_pieces): got None"
+            )
+        self.continues: Sequence[bool] | None = continues if self.has_whole_word else None
         self.sets: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
             tuple(tuple(alt) for alt in alternatives) for alternatives in sets
         )
@@ -194,7 +235,8 @@ class Automaton:
         n = len(self.children)
         self.fail: list[int] = [0] * n
         self.ends: list[tuple[tuple[int, int], ...]] = [()] * n  # every (set, alt) ending here
-        self.completes: list[int] = [0] * n
+        self.completes: list[int] = [0] * n  # sets met on reaching the node
+        self.pending: list[int] = [0] * n  # sets met if the next token starts a new word
         self.violation: list[bool] = [False] * n
         self.order: list[int] = []  # breadth-first
         queue = deque([0])
@@ -204,7 +246,10 @@ class Automaton:
             f = self.fail[node]
             inherited = self.ends[f] if node else ()
             self.ends[node] = tuple(own_ends[node]) + inherited
-            self.completes[node] = self._mask(own_ends[node]) | (self.completes[f] if node else 0)
+            exact = [e for e in own_ends[node] if not self.whole_word[e[0]][e[1]]]
+            whole = [e for e in own_ends[node] if self.whole_word[e[0]][e[1]]]
+            self.completes[node] = self._mask(exact) | (self.completes[f] if node else 0)
+            self.pending[node] = self._mask(whole) | (self.pending[f] if node else 0)
             self.violation[node] = own_banned[node] or (self.violation[f] if node else False)
             for t, child in self.children[node].items():
                 self.fail[child] = 0 if node == 0 else self._goto_from(self.fail[node], t)
@@ -296,11 +341,19 @@ class Automaton:
         1
         """
         node = self.goto(state.node, token)
-        return State(
-            node=node,
-            met=state.met | self.completes[node],
-            violated=state.violated or self.violation[node],
-        )
+        met = state.met | self.completes[node]
+        if self.pending[state.node] and not self._continues(token):
+            met |= self.pending[state.node]
+        return State(node=node, met=met, violated=state.violated or self.violation[node])
+
+    def _continues(self, token: int) -> bool:
+        c = self.continues
+        return c is None or token >= len(c) or bool(c[token])
+
+    def met_if_ended(self, state: State) -> int:
+        """The sets met if the output ended here: ``state.met`` and the pending sets (a
+        whole-word alternative that has just ended is met by the end of the text)."""
+        return state.met | self.pending[state.node]
 
     def run(self, tokens: Sequence[int], state: State | None = None) -> State:
         """Advance over every token of ``tokens``."""
@@ -310,16 +363,20 @@ class Automaton:
         return state
 
     def is_satisfied(self, state: State) -> bool:
-        """All sets met and no banned phrase seen."""
-        return state.met == self.all_met and not state.violated
+        """All sets met, were the output to end here, and no banned phrase seen."""
+        return self.met_if_ended(state) == self.all_met and not state.violated
 
     def matches(self, tokens: Sequence[int]) -> Iterator[Match]:
         """Every occurrence of every alternative, in order of its end position (then of set and
-        alternative)."""
+        alternative); a whole-word alternative only where the next token does not continue the
+        word, or at the end."""
         node = 0
         for pos, t in enumerate(tokens):
             node = self.goto(node, t)
+            boundary = pos + 1 == len(tokens) or not self._continues(tokens[pos + 1])
             for i, j in sorted(self.ends[node]):
+                if self.whole_word[i][j] and not boundary:
+                    continue
                 length = len(self.sets[i][j])
                 yield Match(i, j, pos + 1 - length, pos + 1)
 
@@ -360,6 +417,26 @@ class Automaton:
             tuple(sorted(w for w in {0, *row.values()} if not self.violation[w])) for row in rows
         ]
 
+    def _edges(self) -> list[list[tuple[int, int]]]:
+        """For each node, the distinct ``(target, met-bits gained)`` of one more token, violation
+        targets left out: each letter's, and the root's for any other token, taken to start a
+        new word (one that continues it leads to the root too, gaining less: never shorter)."""
+        if not self.has_whole_word:
+            gets = [self.met_bits(c) for c in self.completes]
+            return [[(w, gets[w]) for w in ws] for ws in self.transitions()]
+        rows: list[dict[int, int]] = [{}] * self.num_nodes
+        for node in self.order:
+            rows[node] = {**rows[self.fail[node]], **self.children[node]} if node else dict(self.children[0])
+        gets = [self.met_bits(c) for c in self.completes]
+        pend = [self.met_bits(p) for p in self.pending]
+        edges = []
+        for v, row in enumerate(rows):
+            out = {(0, pend[v])}
+            for t, w in row.items():
+                out.add((w, gets[w] | (0 if self._continues(t) else pend[v])))
+            edges.append(sorted(e for e in out if not self.violation[e[0]]))
+        return edges
+
     @cached_property
     def exact_need_table(self) -> tuple[int, ...] | None:
         """Fewest further tokens that meet every unmet possible set, for every state: entry
@@ -370,7 +447,8 @@ class Automaton:
         violation nodes left out. Sets met only grow along an edge, so the met-bits are solved
         from all-met (0 tokens) down to none: within one met-bits value, an edge that meets a new
         set leads to a solved value, and the edges that do not are unit steps of a breadth-first
-        search backwards from the nodes that have such an edge.
+        search backwards from the nodes that have such an edge. A node whose pending sets hold
+        every set still unmet is done (0 tokens): the output may end there.
 
         >>> a = Automaton([[[1, 2, 3]], [[2, 3, 4]]])   # suffix of one is the other's prefix
         >>> a.need(a.start()), a.plan_need(a.start())
@@ -379,22 +457,22 @@ class Automaton:
         live = sum(1 for b in self.live_bit if b)
         if self.num_nodes << live > EXACT_NEED_BUDGET:  # every node has a transition at least
             return None
-        targets = self.transitions()
-        if sum(len(t) for t in targets) << live > EXACT_NEED_BUDGET:
+        edges = self._edges()
+        if sum(len(e) for e in edges) << live > EXACT_NEED_BUDGET:
             return None
         n, full, big = self.num_nodes, (1 << live) - 1, 1 << 30
-        gets = [self.met_bits(c) for c in self.completes]  # met-bits each node completes
-        # An edge into a node that completes no set stays within every met-bits value: reversed
-        # once. An edge into one that does (few) leaves the values that lack its sets.
+        pend = [(v, self.met_bits(p)) for v, p in enumerate(self.pending) if p]
+        # An edge that meets no set stays within every met-bits value: reversed once. An edge
+        # that does (few) leaves the values that lack its sets.
         plain_back: list[list[int]] = [[] for _ in range(n)]
-        exits: list[tuple[int, list[tuple[int, int]]]] = []  # (node, [(target, its met-bits)])
-        for v, ws in enumerate(targets):
-            for w in ws:
-                if not gets[w]:
+        exits: list[tuple[int, list[tuple[int, int]]]] = []  # (node, [(target, met-bits)])
+        for v, out in enumerate(edges):
+            for w, got in out:
+                if not got:
                     plain_back[w].append(v)
-            out = [(w, gets[w]) for w in ws if gets[w]]
-            if out:
-                exits.append((v, out))
+            meets = [(w, got) for w, got in out if got]
+            if meets:
+                exits.append((v, meets))
         layers: list[list[int]] = [[]] * (full + 1)  # layers[bits][node]
         layers[full] = [0] * n
         for bits in range(full - 1, -1, -1):  # every superset of bits is larger, so solved
@@ -408,6 +486,9 @@ class Automaton:
                     else:
                         extra.setdefault(w, []).append(v)
                 dist[v] = best + 1
+            for v, got in pend:  # the end of the output meets the pending sets
+                if got | bits == full:
+                    dist[v] = 0
             # Breadth-first from nodes that leave the value, each starting at its own distance:
             # the sources in order of distance, merged with the queue (unit steps keep it sorted).
             sources = sorted((d, v) for v, d in enumerate(dist) if d < big)
@@ -473,8 +554,9 @@ class Automaton:
 
         The fallback of :meth:`need` beyond :data:`EXACT_NEED_BUDGET`, and not exact: it ignores
         savings from alternatives that overlap each other, so it can exceed the true minimum
-        (``[1, 2, 3]`` and ``[2, 3, 4]`` fit in 4 tokens; the plan says 6), and it ignores
-        banned phrases that the plan's tokens could complete across an alternative's boundary.
+        (``[1, 2, 3]`` and ``[2, 3, 4]`` fit in 4 tokens; the plan says 6), it ignores
+        banned phrases that the plan's tokens could complete across an alternative's boundary,
+        and it counts a pending whole-word set as met.
 
         >>> a = Automaton([[[1, 2, 3]], [[4], [5, 6]]])
         >>> a.plan_need(a.start()), a.plan_need(a.run([1, 2])), a.plan_need(a.run([5]))
@@ -496,6 +578,9 @@ def satisfies(
     token_ids: Sequence[int],
     constraints: TokenSets,
     banned: Sequence[Sequence[int]] = (),
+    *,
+    whole_word: WholeWord | None = None,
+    continues: Sequence[bool] | None = None,
 ) -> bool:
     """Whether ``token_ids`` contains an alternative of every set and none of the banned phrases.
 
@@ -507,6 +592,8 @@ def satisfies(
         ``constraints[i][j]`` is alternative ``j`` of set ``i``.
     banned : list of list of int, optional
         Phrases that must not occur.
+    whole_word, continues : optional
+        Whole-word alternatives and the word pieces of the vocabulary (see :class:`Automaton`).
 
     Examples
     --------
@@ -517,5 +604,29 @@ def satisfies(
     >>> satisfies([100, 8], [[[100], [100, 7], [100, 8]]])
     True
     """
-    automaton = Automaton(constraints, banned)
+    automaton = Automaton(constraints, banned, whole_word, continues)
     return automaton.is_satisfied(automaton.run(token_ids))
+
+
+def _check_whole_word(sets: TokenSets, whole_word: WholeWord | None) -> tuple[tuple[bool, ...], ...]:
+    """``whole_word`` as tuples, one flag per alternative (all False for None); a
+    :class:`ConstraintError` naming the value when its shape is not that of ``sets``.
+
+    >>> _check_whole_word([[[1], [2]]], [[True]])
+    Traceback (most recent call last):
+    ...
+    dpc_decode.errors.ConstraintError: `whole_word` needs one flag per alternative of every set (shape [2]), got [[True]]
+    """
+    shape = [len(alternatives) for alternatives in sets]
+    if whole_word is None:
+        return tuple((False,) * k for k in shape)
+    if (
+        isinstance(whole_word, (str, bytes)) or not isinstance(whole_word, Sequence)
+        or [len(f) if isinstance(f, Sequence) else -1 for f in whole_word] != shape
+        or not all(isinstance(b, bool) for f in whole_word for b in f)
+    ):
+        raise ConstraintError(
+            f"`whole_word` needs one flag per alternative of every set (shape {shape}), "
+            f"got {whole_word!r}"
+        )
+    return tuple(tuple(f) for f in whole_word)

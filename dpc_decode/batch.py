@@ -21,6 +21,7 @@ from dpc_decode.errors import DpcError, UnsatisfiableConstraintsError
 from dpc_decode.model_runner import model_vocab_size, resolve_special_ids
 from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
 from dpc_decode.tensor_automaton import TensorAutomaton
+from dpc_decode.word_boundary import WordPieces, word_pieces
 
 __all__ = ["DecodeBatch", "chunks", "encode_inputs"]
 
@@ -103,10 +104,16 @@ def inference(model: PreTrainedModel) -> Iterator[None]:
 
 
 @lru_cache(maxsize=4096)
-def _automaton(sets: tuple[tuple[tuple[int, ...], ...], ...], banned: tuple[tuple[int, ...], ...]) -> Automaton:
-    """One :class:`Automaton` per distinct (sets, banned), across calls too: compiled tensor
-    tables are laid out once per distinct object (:meth:`TensorAutomaton.compile`)."""
-    return Automaton(sets, banned)
+def _automaton(
+    sets: tuple[tuple[tuple[int, ...], ...], ...],
+    banned: tuple[tuple[int, ...], ...],
+    whole_word: tuple[tuple[bool, ...], ...] | None = None,
+    pieces: WordPieces | None = None,
+) -> Automaton:
+    """One :class:`Automaton` per distinct (sets, banned, whole-word flags, word pieces), across
+    calls too: compiled tensor tables are laid out once per distinct object
+    (:meth:`TensorAutomaton.compile`). :class:`WordPieces` hash by identity: one per tokenizer."""
+    return Automaton(sets, banned, whole_word, pieces)
 
 
 @dataclass
@@ -145,8 +152,17 @@ class DecodeBatch:
                         f"input {i} is empty: a decoder-only model needs at least one prompt token"
                     )
         prepared = prepare_constraints(constraints, banned, len(ids), tokenizer, vocab, tokenize)
+        pieces = None
+        if any(c.has_whole_word for c in prepared):
+            # Whole-word text alternatives: which tokens continue a word, read from the
+            # tokenizer once; the model's EOS always ends one (the text ends there).
+            pieces = word_pieces(tokenizer, vocab).with_boundaries(eos)
         # Rows with the same constraints share one Automaton, built once (and compiled once).
-        automata = [_automaton(c.sets, c.banned) for c in prepared]
+        automata = [
+            _automaton(c.sets, c.banned, c.whole_word, pieces) if c.has_whole_word
+            else _automaton(c.sets, c.banned)
+            for c in prepared
+        ]
         return cls(model, tokenizer, ids, prepared, automata, eos, pad)
 
     @property

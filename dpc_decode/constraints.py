@@ -23,6 +23,14 @@ Text and its forms
     output reports which user alternative it came from. The default is the word-initial form
     only, so "rain" is not met by "brain".
 
+Whole words
+    ``TokenizeOptions(whole_word=True)`` also keeps "rain" from being met by "rained": a text
+    alternative then counts only where the next token starts a new word, is punctuation,
+    whitespace or EOS, or where the output ends (:mod:`dpc_decode.word_boundary` reads which
+    tokens continue a word from the tokenizer). Token-id alternatives are matched as given
+    whatever the option: whoever writes ids chose the tokens, a word piece included. Banned
+    phrases stay banned wherever they occur.
+
 Prefixes
     An alternative may be a token-prefix of another (``rain`` / ``rained``): both stay, and the
     shorter one alone meets the set. See :mod:`dpc_decode.automaton`.
@@ -63,11 +71,19 @@ class TokenizeOptions:
         mid-word spelling. Off by default, since it lets "rain" be met inside "brain".
     capitalized : bool
         Also the same forms with the first letter upper-cased (sentence-initial "Rain").
+    whole_word : bool
+        A text alternative counts only where it ends at a word boundary: the next token does not
+        continue its word (so "rain" is not met by "rained", nor "twa" by "twa" + "##d"), or the
+        output ends. Token-id alternatives are matched as given either way; banned phrases are
+        unaffected. Off by default, so decoding is unchanged unless asked for (the guided
+        generation pipeline asks for it). Where the alternative starts is the forms' business:
+        the word-initial form always starts a word.
     """
 
     word_initial: bool = True
     as_given: bool = False
     capitalized: bool = False
+    whole_word: bool = False
 
     def __post_init__(self) -> None:
         if not (self.word_initial or self.as_given):
@@ -92,12 +108,21 @@ class InputConstraints:
         The sets as the user gave them.
     banned : tuple of tuple of int
         Token-id banned phrases (every form of every banned text).
+    whole_word : tuple of tuple of bool
+        ``whole_word[i][k]``: token alternative ``k`` of set ``i`` counts only at a word boundary
+        (:attr:`TokenizeOptions.whole_word`, text alternatives only). Empty: none does.
     """
 
     sets: tuple[tuple[tuple[int, ...], ...], ...]
     origin: tuple[tuple[int, ...], ...]
     user_sets: tuple[tuple[str | tuple[int, ...], ...], ...]
     banned: tuple[tuple[int, ...], ...]
+    whole_word: tuple[tuple[bool, ...], ...] = ()
+
+    @property
+    def has_whole_word(self) -> bool:
+        """Whether any alternative counts only at a word boundary."""
+        return any(any(flags) for flags in self.whole_word)
 
     @property
     def num_constraint_tokens(self) -> int:
@@ -213,12 +238,14 @@ def _word_initial_ids(tokenizer: Any, text: str) -> list[int]:
 
 def _tokenize_sets(
     sets: Any, tokenizer: Any, options: TokenizeOptions, where: str
-) -> tuple[list[list[list[int]]], list[list[int]], list[tuple[str | tuple[int, ...], ...]]]:
+) -> tuple[list[list[list[int]]], list[list[int]], list[tuple[str | tuple[int, ...], ...]],
+           list[list[bool]]]:
     if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence):
         raise ConstraintError(f"constraints{where} must be a list of sets, got {sets!r}")
     token_sets: list[list[list[int]]] = []
     origin: list[list[int]] = []
     user_sets: list[tuple[str | tuple[int, ...], ...]] = []
+    whole: list[list[bool]] = []
     for i, alternatives in enumerate(sets):
         if isinstance(alternatives, str):
             raise ConstraintError(
@@ -233,6 +260,7 @@ def _tokenize_sets(
             )
         forms: list[list[int]] = []
         from_alt: list[int] = []
+        flags: list[bool] = []
         users: list[str | tuple[int, ...]] = []
         for j, alt in enumerate(alternatives):
             if isinstance(alt, str):
@@ -246,18 +274,24 @@ def _tokenize_sets(
                 except ConstraintError as err:
                     raise ConstraintError(f"set {i}{where}: {err}") from None
                 users.append(alt)
+                flag = options.whole_word
             else:
                 check_phrase(alt, f"set {i}{where}, alternative {j}", None)
                 alt_forms = [list(alt)]
                 users.append(tuple(alt))
+                flag = False
             for f in alt_forms:
-                if f not in forms:
+                # The same tokens as whole word and as given are two alternatives: either may
+                # meet the set, and the report names the one that did.
+                if not any(f == g and flag == b for g, b in zip(forms, flags)):
                     forms.append(f)
                     from_alt.append(j)
+                    flags.append(flag)
         token_sets.append(forms)
         origin.append(from_alt)
         user_sets.append(tuple(users))
-    return token_sets, origin, user_sets
+        whole.append(flags)
+    return token_sets, origin, user_sets, whole
 
 
 def _tokenize_banned(phrases: Any, tokenizer: Any, options: TokenizeOptions, where: str) -> list[list[int]]:
@@ -342,7 +376,7 @@ def prepare_constraints(
             result.append(cache[key])
             continue
         where = f" of input {n}" if len(per_sets) > 1 else ""
-        token_sets, origin, user_sets = _tokenize_sets(sets, tokenizer, options, where)
+        token_sets, origin, user_sets, whole = _tokenize_sets(sets, tokenizer, options, where)
         token_banned = _tokenize_banned(phrases, tokenizer, options, where)
         try:
             validate_token_constraints(token_sets, token_banned, vocab_size)
@@ -353,6 +387,7 @@ def prepare_constraints(
             origin=tuple(tuple(o) for o in origin),
             user_sets=tuple(user_sets),
             banned=tuple(tuple(p) for p in token_banned),
+            whole_word=tuple(tuple(f) for f in whole),
         )
         cache[key] = item
         result.append(item)

@@ -45,13 +45,20 @@ def exhaustive_best(
     max_new_tokens: int,
     eos: int,
     limit: int = 200_000,
+    *,
+    whole_word: Sequence[Sequence[bool]] | None = None,
+    continues: Sequence[bool] | None = None,
 ) -> tuple[float, list[int] | None]:
     """The highest total log-probability of any output that satisfies ``sets``: outputs that end
     with ``eos`` within ``max_new_tokens``, or run to ``max_new_tokens`` without it (as beam
-    search may return). Returns ``(log_prob, tokens with EOS)``; ``(-inf, None)`` if none."""
+    search may return). Returns ``(log_prob, tokens with EOS)``; ``(-inf, None)`` if none.
+
+    ``whole_word`` and ``continues`` make alternatives whole-word, as in
+    :class:`~dpc_decode.automaton.Automaton`: such an alternative counts only where the next
+    token does not continue the word, or where the output ends (EOS or ``max_new_tokens``)."""
     if vocab**max_new_tokens > limit:
         raise DpcError(f"exhaustive search over {vocab}**{max_new_tokens} sequences exceeds {limit}")
-    automaton = Automaton(sets)
+    automaton = Automaton(sets, whole_word=whole_word, continues=continues)
     decoder_start = getattr(model.config, "decoder_start_token_id", None) or 0
     best: tuple[float, list[int] | None] = (float("-inf"), None)
     for n in range(1, max_new_tokens + 1):

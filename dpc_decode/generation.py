@@ -56,7 +56,9 @@ def generate(
     options : BeamSearchOptions, optional
         Search options; or give them as keywords (``num_beams=10``, ``max_new_tokens=30``, ...).
     tokenize : TokenizeOptions, optional
-        Which token forms text alternatives expand to (default: the word-initial form).
+        Which token forms text alternatives expand to (default: the word-initial form), and
+        whether they must be whole words (``TokenizeOptions(whole_word=True)``: "rain" is then
+        not met by "rained"; off by default).
     batch_size : int, optional
         Decode at most this many inputs at once (bounds memory; default: all).
     eos_token_id : int, list of int, None or "model"

@@ -9,8 +9,11 @@ forbidden tokens set to ``-inf`` (in place where that is safe). No Python loop o
   within its budget). This is what turns "satisfied if beam search happens to find it" into
   "satisfied whenever the budget allows": with two tokens left and a two-token alternative
   unmet, the hypothesis must start it now. Because need is exact, a hypothesis that can finish
-  always keeps a token after which it still can.
-* :func:`mask_eos` - EOS is forbidden until every set is met and ``min_new_tokens`` are generated.
+  always keeps a token after which it still can. With whole-word alternatives, a token that
+  continues the word after one cancels it: after a pending set, tokens outside the alphabet are
+  judged by the need with the set (a new word, punctuation) or without it (a word piece).
+* :func:`mask_eos` - EOS is forbidden until every set is met (a pending whole-word set counts:
+  EOS ends the word) and ``min_new_tokens`` are generated.
 * :func:`mask_repeated_ngrams` - ``no_repeat_ngram_size`` over the generated tokens.
 """
 
@@ -59,12 +62,18 @@ def mask_constraints(
     if tight:
         after = tokens_left - 1
         # need() now (hyps,), after each letter (hyps, A), after any other token (hyps,)
-        now, letter_need, root_need = automaton.step_needs(rows, nodes, met, successors)
+        now, letter_need, root_need, piece_need = automaton.step_needs(rows, nodes, met, successors)
         infeasible = now > tokens_left  # (hyps,): no plan fits; nothing is forced
         fits = (letter_need <= after) | infeasible.unsqueeze(1)
         allowed = fits if allowed is None else allowed & fits  # (hyps, A)
         # Any token outside the alphabet leads back to the root, keeping only the sets met.
-        log_probs.masked_fill_((~infeasible & (root_need > after)).unsqueeze(1), NEG_INF)
+        blocked = ~infeasible & (root_need > after)  # (hyps,)
+        log_probs.masked_fill_(blocked.unsqueeze(1), NEG_INF)
+        if piece_need is not None:  # ... and the pending ones, unless it continues the word
+            pieces = ~infeasible & ~blocked & (piece_need > after)  # (hyps,)
+            continues = automaton.token_continues(
+                torch.arange(log_probs.shape[1], device=log_probs.device))  # (vocab,)
+            log_probs.masked_fill_(pieces.unsqueeze(1) & continues, NEG_INF)
     # Padding columns mirror the first letter exactly, so duplicate writes carry equal values.
     assert allowed is not None
     log_probs.scatter_(1, letters, torch.where(allowed, original, NEG_INF))
@@ -132,8 +141,9 @@ def apply_step_masks(
             successors,
         )
         if eos.numel():
-            assert met is not None
-            blocked = ~met.all(-1) if step >= options.min_new_tokens else None  # (H,)
+            assert met is not None and node is not None
+            ended = automaton.met_if_ended(node, met)  # (H, S): EOS confirms the pending sets
+            blocked = ~ended.all(-1) if step >= options.min_new_tokens else None  # (H,)
             mask_eos(log_probs, eos, blocked)
     elif step < options.min_new_tokens:
         mask_eos(log_probs, eos, None)

@@ -11,6 +11,9 @@ How constraints are honoured when sampling:
   model conditioned on satisfaction (which would need lookahead over whole sequences). Constraint
   words therefore tend to come late, when the budget forces them; a larger ``max_new_tokens``
   leaves the model more room to place them itself.
+* **Whole-word alternatives** (``TokenizeOptions(whole_word=True)``) - the same way: a word piece
+  right after one cancels it, EOS confirms it, and when the budget is tight the feasibility mask
+  forbids a piece that would cancel the last chance.
 
 ``unique=True`` oversamples: rounds of ``num_samples`` draws per input until ``num_samples``
 distinct outputs are collected or ``max_rounds`` is reached (SWAG draws 1,023 distinct endings

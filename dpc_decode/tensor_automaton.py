@@ -22,6 +22,12 @@ Rows with fewer sets than the widest row have their padding columns met from the
 *impossible* sets (every alternative contains a banned phrase): they can never be met, must not
 hold back EOS, and are reported unmet by the Python reference after decoding.
 
+Whole-word alternatives (:mod:`dpc_decode.word_boundary`) add no state: the sets *pending* at a
+node (a whole-word alternative has just ended there) are a table, ``pending[node]``, and a token
+confirms them into ``met`` when ``continues[token]`` is false. ``met`` holds confirmed sets only;
+:meth:`TensorAutomaton.met_if_ended` adds the pending ones, as EOS or the end of the output does.
+Automata without whole-word alternatives skip every one of these operations.
+
 >>> import torch
 >>> from dpc_decode.automaton import Automaton
 >>> ta = TensorAutomaton.compile([Automaton([[[5, 6]], [[7]]]), Automaton([[[9]]])])
@@ -42,6 +48,7 @@ from typing import Literal
 import torch
 
 from dpc_decode.automaton import Automaton
+from dpc_decode.errors import DpcError
 
 __all__ = ["SYMBOL_TABLE_BUDGET", "RowTables", "Successors", "TensorAutomaton"]
 
@@ -86,6 +93,7 @@ class _Tables:
 
     next_node: list[list[int]]
     completes: list[int]
+    pending: list[int]
     useful: list[int]
     violation: list[bool]
     depth: list[int]
@@ -103,13 +111,14 @@ class _Tables:
     need_table: list[int] = field(default_factory=lambda: [0])
     need_base: list[int] = field(default_factory=list)  # per node: where its row of the table starts
     completes_bits: list[int] = field(default_factory=list)  # per node: met-bits it completes
+    pending_bits: list[int] = field(default_factory=list)  # per node: met-bits pending there
     met_weight: list[list[int]] = field(default_factory=list)  # per automaton: each set's met-bit
     exact: list[bool] = field(default_factory=list)  # per automaton: need is exact
 
     @classmethod
     def build(cls, distinct: Sequence[Automaton], letters: list[list[int]], width: int,
               num_sets: int) -> _Tables:
-        t = cls([], [], [], [], [], [], [], [], [], [], [])
+        t = cls([], [], [], [], [], [], [], [], [], [], [], [])
         cap = 2**15 - 1  # gains and lengths are int16; "remaining" of an impossible set is huge
         for a, alphabet in zip(distinct, letters):
             offset, k = len(t.depth), len(alphabet)
@@ -136,6 +145,7 @@ class _Tables:
                     lengths[s] - min(remaining[s], cap) if live[s] else 0 for s in range(num_sets)
                 ])
             t.completes.extend(a.completes)
+            t.pending.extend(a.pending)
             t.useful.extend(a.useful)
             t.violation.extend(a.violation)
             t.depth.extend(a.depth)
@@ -153,6 +163,7 @@ class _Tables:
         if table is None:
             self.need_base.extend([0] * a.num_nodes)
             self.completes_bits.extend([0] * a.num_nodes)
+            self.pending_bits.extend([0] * a.num_nodes)
             self.met_weight.append([0] * num_sets)
             return
         cap = 2**15 - 1  # int16, as gain and min_length
@@ -161,6 +172,7 @@ class _Tables:
         self.need_table.extend(min(d, cap) for d in table)
         self.need_base.extend(range(start, start + width * a.num_nodes, width))
         self.completes_bits.extend(a.met_bits(c) for c in a.completes)
+        self.pending_bits.extend(a.met_bits(c) for c in a.pending)
         self.met_weight.append(list(a.live_bit) + [0] * (num_sets - a.num_sets))
 
 
@@ -174,6 +186,7 @@ class RowTables:
     min_length: torch.Tensor  # (hyps, S)
     met_weight: torch.Tensor  # (hyps, S)
     root_base: torch.Tensor  # (hyps,): need_base of the row's root
+    letter_continues: torch.Tensor | None = None  # (hyps, A): the letter continues a word
 
 
 @dataclass(frozen=True)
@@ -202,6 +215,7 @@ class TensorAutomaton:
     leaving: torch.Tensor  # (nodes, M) int64: symbols that leave the root from the node, in
     # alphabet order, padded with the first of them (M: the most any node has)
     completes: torch.Tensor  # (nodes, S) bool: sets completed on reaching the node
+    pending: torch.Tensor  # (nodes, S) bool: sets met if the token after the node starts a word
     useful: torch.Tensor  # (nodes, S) bool: the node is on the way to a live alternative of the set
     violation: torch.Tensor  # (nodes,) bool: reaching the node completes a banned phrase
     depth: torch.Tensor  # (nodes,) int64
@@ -213,6 +227,7 @@ class TensorAutomaton:
     need_table: torch.Tensor  # (entries,) int16: exact need of (node, met-bits) at need_base[node] + bits
     need_base: torch.Tensor  # (nodes,) int64: start of the node's row of need_table
     completes_bits: torch.Tensor  # (nodes,) int64: met-bits of the sets completed on reaching the node
+    pending_bits: torch.Tensor  # (nodes,) int64: met-bits of the sets pending at the node
     met_weight: torch.Tensor  # (rows, S) int64: met-bit of each set; 0 for padding, impossible, inexact
     exact_node: torch.Tensor  # (nodes,) bool: the node's automaton has an exact need table
     symbol_table: torch.Tensor | None  # (distinct, W) int32: symbol of token t; None: binary search
@@ -222,6 +237,8 @@ class TensorAutomaton:
     need_mode: Literal["exact", "plan", "mixed"]  # which automata have an exact need table: all, none, some
     has_banned: bool
     clamp_tokens: int | None  # token ids above this share the table's last column (no vocab given)
+    continues: torch.Tensor | None  # (W,) bool: token continues a word (ids >= W - 1 read W - 1,
+    # which is True); None without whole-word alternatives
 
     @property
     def num_rows(self) -> int:
@@ -247,7 +264,8 @@ class TensorAutomaton:
 
         Rows given the same :class:`Automaton` object share its tables. ``vocab_size`` (the
         model's number of logits) sizes the symbol lookup table; without it, the table covers
-        the largest letter and larger token ids are clamped onto its last column.
+        the largest letter and larger token ids are clamped onto its last column. Automata with
+        whole-word alternatives must share one ``continues`` (one tokenizer per batch).
         """
         automata = tuple(automata)
         num_sets = max([a.num_sets for a in automata] + [1])
@@ -262,11 +280,13 @@ class TensorAutomaton:
         letters = [sorted({t for n in a.children for t in n}) for a in distinct]
         width = max([len(al) for al in letters] + [1])
         t = _Tables.build(distinct, letters, width, num_sets)
+        continues = _continues_table(distinct, vocab_size)
 
         block_t = torch.tensor(block, dtype=torch.long)
         next_node = torch.tensor(t.next_node, dtype=torch.long)
         depth = torch.tensor(t.depth, dtype=torch.long)
         useful = _bit_matrix(t.useful, num_sets)
+        pending = _bit_matrix(t.pending, num_sets)
         top = max([al[-1] for al in letters if al] + [0])
         columns = vocab_size if vocab_size is not None else top + 2
         # The symbol table is written where it lives: only its entries travel (it can be tens of
@@ -287,6 +307,7 @@ class TensorAutomaton:
             "letter_next": next_node[:, :width].contiguous(),
             "leaving": _padded(t.leaving),
             "completes": _bit_matrix(t.completes, num_sets),
+            "pending": pending,
             "useful": useful,
             "violation": torch.tensor(t.violation, dtype=torch.bool),
             "depth": depth,
@@ -298,6 +319,8 @@ class TensorAutomaton:
             "need_table": torch.tensor(t.need_table, dtype=torch.int16),
             "need_base": torch.tensor(t.need_base, dtype=torch.long),
             "completes_bits": torch.tensor(t.completes_bits, dtype=torch.long),
+            "pending_bits": torch.tensor(t.pending_bits, dtype=torch.long),
+            "continues": continues,
             "met_weight": torch.tensor(t.met_weight, dtype=torch.long)[block_t],
             "exact_node": torch.tensor(
                 [ok for a, ok in zip(distinct, t.exact) for _ in range(a.num_nodes)], dtype=torch.bool),
@@ -324,6 +347,32 @@ class TensorAutomaton:
         )
 
     # ------------------------------------------------------------------ hot path
+    @property
+    def has_whole_word(self) -> bool:
+        """Whether any row has a whole-word alternative (``pending`` and ``continues`` in use)."""
+        return self.continues is not None
+
+    def token_continues(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Whether each token continues the word before it: same shape as ``tokens``, bool.
+        Only for automata with whole-word alternatives."""
+        assert self.continues is not None
+        return self.continues[tokens.clamp(max=self.continues.shape[0] - 1)]
+
+    def confirm(self, nodes: torch.Tensor, met: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """``met`` (..., S) with the sets pending at ``nodes`` (...,) that the next ``tokens``
+        (...,) confirm (they do not continue the word); ``met`` itself without whole-word
+        alternatives."""
+        if self.continues is None:
+            return met
+        return met | (self.pending[nodes] & ~self.token_continues(tokens).unsqueeze(-1))
+
+    def met_if_ended(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
+        """The sets met if the output ended at ``nodes`` (...,): ``met`` (..., S) and the pending
+        sets (EOS and the end of the output confirm them)."""
+        if self.continues is None:
+            return met
+        return met | self.pending[nodes]
+
     def initial_state(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(node, met)`` before any generated token, for hypotheses of the given rows (hyps,)."""
         return self.root[rows], self.initial_met[rows]
@@ -354,8 +403,10 @@ class TensorAutomaton:
 
     def for_rows(self, rows: torch.Tensor) -> RowTables:
         """The row constants of hypotheses of these rows (hyps,), for the per-step functions."""
-        return RowTables(rows, self.alphabet[rows], self.min_length[rows], self.met_weight[rows],
-                         self.need_base[self.root[rows]])
+        letters = self.alphabet[rows]
+        return RowTables(rows, letters, self.min_length[rows], self.met_weight[rows],
+                         self.need_base[self.root[rows]],
+                         self.token_continues(letters) if self.continues is not None else None)
 
     def successors(
         self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
@@ -365,16 +416,23 @@ class TensorAutomaton:
         rows, nodes: (hyps,), met: (hyps, S). One row gather of the transition table; padding
         letters repeat the first letter and its transition.
         """
-        letters = rows.letters if isinstance(rows, RowTables) else self.alphabet[rows]
         nxt = self.letter_next[nodes]  # (hyps, A)
-        return Successors(letters, nxt, met.unsqueeze(1) | self.completes[nxt])
+        if self.continues is None:
+            letters = rows.letters if isinstance(rows, RowTables) else self.alphabet[rows]
+            return Successors(letters, nxt, met.unsqueeze(1) | self.completes[nxt])
+        tables = rows if isinstance(rows, RowTables) else self.for_rows(rows)
+        assert tables.letter_continues is not None
+        # (hyps, A, S): letters that do not continue the word confirm the pending sets
+        after = met.unsqueeze(1) | self.completes[nxt] | (
+            self.pending[nodes].unsqueeze(1) & ~tables.letter_continues.unsqueeze(-1))
+        return Successors(tables.letters, nxt, after)
 
     def advance(
         self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor, tokens: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """State after one token per hypothesis. rows, nodes, tokens: (hyps,); met: (hyps, S)."""
         nxt = self.next_node[nodes, self.symbols(rows, tokens)]  # (hyps,)
-        return nxt, met | self.completes[nxt]
+        return nxt, self.confirm(nodes, met, tokens) | self.completes[nxt]
 
     def need(
         self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
@@ -407,26 +465,40 @@ class TensorAutomaton:
 
     def step_needs(
         self, rows: RowTables, nodes: torch.Tensor, met: torch.Tensor, successors: Successors
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """:meth:`need` now (hyps,), after each letter (hyps, A), and after a token outside the
-        alphabet (hyps,: at the row's root, the same sets met), for a tight step's masks."""
+        alphabet (hyps,: at the row's root, the same sets met and the pending ones confirmed),
+        for a tight step's masks. The fourth: after a token outside the alphabet that continues
+        the word (at the root, the pending sets lost), or ``None`` without whole-word
+        alternatives."""
+        ww = self.continues is not None
         if self.need_mode == "plan":
-            at_root = self.unmet_length(rows, met)  # (hyps,): the plan gains nothing at the root
-            now = at_root - self._plan_gain(nodes, met)
-            return now, self.plan_need(rows, successors.nodes, successors.met), at_root
+            plain_root = self.unmet_length(rows, met)  # (hyps,): the plan gains nothing at the root
+            now = plain_root - self._plan_gain(nodes, met)
+            after = self.plan_need(rows, successors.nodes, successors.met)
+            if not ww:
+                return now, after, plain_root, None
+            return now, after, self.unmet_length(rows, met | self.pending[nodes]), plain_root
         bits = self.met_bits(rows, met)  # (hyps,)
         letter_bits = bits.unsqueeze(1) | self.completes_bits[successors.nodes]  # (hyps, A)
         now = self.exact_need(nodes, bits)
+        plain_root = at_root = self.need_table[rows.root_base + bits]  # (hyps,)
+        if ww:
+            assert rows.letter_continues is not None
+            pend = self.pending_bits[nodes]  # (hyps,)
+            letter_bits = letter_bits | torch.where(rows.letter_continues, 0, pend.unsqueeze(1))
+            at_root = self.need_table[rows.root_base + (bits | pend)]
         after = self.exact_need(successors.nodes, letter_bits)
-        at_root = self.need_table[rows.root_base + bits]
         if self.need_mode == "mixed":
-            plan_root = self.unmet_length(rows, met)
+            plan_plain = self.unmet_length(rows, met)
+            plan_root = self.unmet_length(rows, met | self.pending[nodes]) if ww else plan_plain
             exact = self.exact_node[nodes]  # (hyps,): a row's nodes all share its automaton
-            now = torch.where(exact, now, plan_root - self._plan_gain(nodes, met))
+            now = torch.where(exact, now, plan_plain - self._plan_gain(nodes, met))
             after = torch.where(exact.unsqueeze(1), after,
                                 self.plan_need(rows, successors.nodes, successors.met))
             at_root = torch.where(exact, at_root, plan_root)
-        return now, after, at_root
+            plain_root = torch.where(exact, plain_root, plan_plain)
+        return now, after, at_root, plain_root if ww else None
 
     def plan_need(
         self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
@@ -446,3 +518,21 @@ class TensorAutomaton:
         else:
             lengths = self.min_length[rows]
         return torch.where(met, 0, lengths).sum(-1, dtype=torch.int32)
+
+
+def _continues_table(distinct: Sequence[Automaton], vocab_size: int | None) -> torch.Tensor | None:
+    """The word pieces of the automata with whole-word alternatives as one (W,) bool tensor, with
+    a last True entry that ids past the tokenizer are clamped onto; ``None`` when none has any.
+    They must agree (one tokenizer per batch)."""
+    given = [a.continues for a in distinct if a.has_whole_word and a.continues is not None]
+    if not given:
+        return None
+    first = given[0]
+    for other in given[1:]:
+        if other is not first and list(other) != list(first):
+            raise DpcError(
+                "the automata of one batch hold different word pieces (`continues`): whole-word "
+                "constraints of one batch must come from one tokenizer"
+            )
+    flags = [bool(f) for f in first] + [True] * max(0, (vocab_size or 0) - len(first)) + [True]
+    return torch.tensor(flags, dtype=torch.bool)

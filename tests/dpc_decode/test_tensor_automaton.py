@@ -111,7 +111,8 @@ def test_step_needs_equal_reference(mode, rows, data):
         node, met = ta.advance(r, node, met, torch.tensor(tokens))
         states = [a.advance(s, t) for a, s, t in zip(automata, states, tokens)]
     successors = ta.successors(tables, node, met)
-    now, after, at_root = ta.step_needs(tables, node, met, successors)
+    now, after, at_root, pieces = ta.step_needs(tables, node, met, successors)
+    assert pieces is None  # no whole-word alternative
     assert torch.equal(ta.need(r, node, met), now.to(ta.need(r, node, met).dtype))
     for i, (a, state) in enumerate(zip(automata, states)):
         assert int(now[i]) == a.need(state)

@@ -42,6 +42,7 @@ def generate(
     tokenizer: Any = None,
     strict: bool = False,
     feasible: bool = True,
+    tokenize: Any = None,
     **kwargs: Any,
 ) -> Any:
     """Decode with dpc; returns token ids shaped as transformers does (prompt included for
@@ -49,7 +50,8 @@ def generate(
     input and returned sequence, or with ``return_dict_in_generate=True`` a dict with
     ``sequences``, ``sequences_scores`` and ``dpc_outputs`` (the full
     :class:`dpc_decode.GeneratedSequence` reports). ``logits_processor`` objects are applied
-    after the ones the settings ask for, as transformers does."""
+    after the ones the settings ask for, as transformers does. ``tokenize`` is
+    :class:`dpc_decode.TokenizeOptions` for text constraints (``whole_word=True``: whole words)."""
     from dpc_decode import DpcError
     from dpc_decode import generate as dpc_generate
     from dpc_decode import sample as dpc_sample
@@ -80,7 +82,7 @@ def generate(
     results = decode(model, tokenizer, prompts, constraints, banned=banned,
                      options=request.options, eos_token_id=request.eos_token_id,
                      pad_token_id=request.pad_token_id, generation_config=request.config,
-                     logits_processor=logits_processor)
+                     logits_processor=logits_processor, tokenize=tokenize)
 
     eos = request.eos_token_id
     pad_id = request.pad_token_id if request.pad_token_id is not None else 0
