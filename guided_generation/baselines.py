@@ -30,7 +30,6 @@ from dpc_decode.sampling import sample
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, check_direction, method_names
 from guided_generation.pipeline import GuidedOutput
-from train.models import format_input
 
 if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedGenerator, GuidedOutput
@@ -99,7 +98,7 @@ def run_method(
         found = retriever.retrieve(text, direction, options.k)
         return [GuidedOutput(r.text, None, "none", None, math.nan, math.nan) for r in found], {}
 
-    prompt = format_input(" ".join(text.split()), direction)
+    prompt = generator.prompt(text, direction)
     if method == "nbest":
         return generator.unconstrained(prompt, options.k, options), {}
     return _sample(generator, prompt, options, seed), {}
@@ -114,5 +113,7 @@ def _with(options: GuidedOptions, **changes: object) -> GuidedOptions:
 def _sample(generator: GuidedGenerator, prompt: str, options: GuidedOptions,
             seed: int) -> list[GuidedOutput]:
     found = sample(generator.model, generator.tokenizer, [prompt], None, num_samples=options.k,
-                   unique=True, max_new_tokens=options.max_new_tokens, seed=seed)[0]
-    return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
+                   unique=True, max_new_tokens=options.max_new_tokens, seed=seed,
+                   eos_token_id=generator.eos_token_id)[0]
+    return [GuidedOutput((s.text or "").strip(), None, "none", None, s.nll, s.log_prob)
+            for s in found]

@@ -127,10 +127,18 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
                    help=f"how --constraint meets the graph's keywords: {', '.join(CONSTRAINT_MODES)} "
                    "(default combine: extra rows beside the graph's)")
     p.add_argument("--capitalized", action="store_true", help="allow capitalised keyword forms")
+    p.add_argument("--plain-row", action=argparse.BooleanOptionalAction, default=d.plain_row,
+                   help="also decode one row without a keyword, whose outputs join the pool "
+                   f"(default {'on' if d.plain_row else 'off'})")
     p.add_argument("--banned", action="append", default=[], help="a phrase never to generate")
     p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="rows decoded at once")
     p.add_argument("--max-input-tokens", type=int, default=d.max_input_tokens)
-    p.add_argument("--model", default=None, help="generator folder (default: the bundled model)")
+    p.add_argument("--model", default=None,
+                   help="generator: a pretrained model's name (smollm2-135m, the default; "
+                   "gemma3-270m), 'bundled' (dpc's small seq2seq generator), or a model folder")
+    p.add_argument("--fast", action="store_true",
+                   help="the small bundled generator (--model bundled): about 3x faster, "
+                   "less plausible (benchmarks/guided/RESULTS.md)")
     p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
     p.add_argument("--seed", type=int, default=0)
     add_device_arguments(p)
@@ -159,7 +167,7 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
         min_new_tokens=args.min_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
         length_penalty=args.length_penalty, rank=args.rank, rerank=args.rerank,
         mmr_lambda=args.mmr_lambda, constraint_mode=args.constraint_mode,
-        capitalized=args.capitalized, max_input_tokens=args.max_input_tokens,
+        capitalized=args.capitalized, plain_row=args.plain_row, max_input_tokens=args.max_input_tokens,
         batch_rows=args.batch_rows,
     )
 
@@ -251,6 +259,8 @@ def generate_command(args: argparse.Namespace) -> int:
     import time
 
     try:
+        if args.fast and args.model is not None:
+            raise GuidedGenerationError(f"give --fast or --model (={args.model!r}), not both")
         options = _options(args)
         check_direction(args.direction)
         items = _items(args)
@@ -267,7 +277,8 @@ def generate_command(args: argparse.Namespace) -> int:
 
         torch.manual_seed(args.seed)
         hf_logging.disable_progress_bar()  # one bar per command: ours
-        generator = GuidedGenerator.load(args.model, args.graph, device=args.device,
+        generator = GuidedGenerator.load("bundled" if args.fast else args.model, args.graph,
+                                         device=args.device,
                                          dtype=args.dtype)
         from tqdm.auto import tqdm
 

@@ -31,12 +31,13 @@ from guided_generation.options import CONSTRAINT_MODES
 
 __all__ = ["KeywordRow", "keyword_rows", "keyword_set"]
 
-Source = Literal["graph", "user"]
+Source = Literal["graph", "user", "none"]
 
 
 @dataclass(frozen=True)
 class KeywordRow:
-    """One decoded row: the keyword it stands for, where it came from, and its constraint sets."""
+    """One decoded row: the keyword it stands for, where it came from, and its constraint sets
+    (``source="none"``, no sets: the unconstrained row of :attr:`GuidedOptions.plain_row`)."""
 
     keyword: str
     source: Source

@@ -29,7 +29,9 @@ __all__ = ["CONSTRAINT_MODES", "METHODS", "RANKS", "RERANKS", "GuidedOptions", "
            "method_names"]
 
 CONSTRAINT_MODES = ("combine", "replace", "require", "all")
-RANKS = ("weight", "strength")
+#: How the graph ranks keywords (:data:`cause_effect_graph.query.RANKS`; kept here too so that
+#: options import without the graph package).
+RANKS = ("weight", "strength", "pmi", "mix")
 RERANKS = ("nll", "pmi", "mmr")
 #: The generation methods of the paper's Table 3 (:mod:`guided_generation.baselines`).
 METHODS = ("guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold")
@@ -91,8 +93,10 @@ class GuidedOptions:
         Beams per row (at least ``m``; default ``m``).
     max_new_tokens, min_new_tokens, no_repeat_ngram_size, length_penalty
         Beam-search options of every row (:class:`dpc_decode.BeamSearchOptions`).
-    rank : {"weight", "strength"}
-        How the graph ranks keywords: edge counts (the paper) or causal strength.
+    rank : {"weight", "strength", "pmi", "mix"}
+        How the graph ranks keywords (:func:`cause_effect_graph.query.candidates`): edge counts
+        (the paper), causal strength, positive PMI, or ``mix`` (each input lemma's share of
+        edge counts × PMI).
     rerank : {"nll", "pmi", "mmr"}
         Final order: mean negative log-likelihood per token (lower first, the paper); ``pmi``:
         mean pointwise mutual information per token with the input, ``log P(y | input) -
@@ -106,6 +110,9 @@ class GuidedOptions:
         every user keyword); ``all`` decodes one row that must contain every user keyword.
     capitalized : bool
         Add capitalised forms to every keyword's set (for outputs that may start with it).
+    plain_row : bool
+        Also decode the input without any keyword, as one more row whose best ``m`` outputs join
+        the pool: the model's own most likely answers compete with the keyword-guided ones.
     max_input_tokens : int
         Longer inputs are cut to this many tokens, and the result says so.
     batch_rows : int
@@ -120,11 +127,12 @@ class GuidedOptions:
     min_new_tokens: int = 0
     no_repeat_ngram_size: int = 3
     length_penalty: float = 1.0
-    rank: Literal["weight", "strength"] = "weight"
+    rank: Literal["weight", "strength", "pmi", "mix"] = "weight"
     rerank: Literal["nll", "pmi", "mmr"] = "nll"
     mmr_lambda: float = 0.7
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
     capitalized: bool = False
+    plain_row: bool = False
     max_input_tokens: int = 64
     batch_rows: int = 100
 

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
+from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.generation import generate
 from dpc_decode.rerank import mmr, normalise, rank_by_nll
 from dpc_device import place, resolve_device
@@ -58,7 +59,8 @@ from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
 from guided_generation.options import GuidedOptions, check_direction
 from train.metrics import sequence_log_probs
-from train.models import default_model, format_input, load_generator
+from train.models import resolve_generator
+from train.prompts import InputFormat, input_format_for
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -173,14 +175,19 @@ class GuidedGenerator:
         A Cause Effect Graph (:mod:`cause_effect_graph`).
     lemmatizer : callable, optional
         Text → content lemmas (default: the graph's own spaCy lemmatiser).
+    input_format : InputFormat, optional
+        How the model is asked for a cause or an effect (default: :func:`input_format_for` the
+        model: ``"cause: ..."`` for a seq2seq generator, ``"... because"`` for a causal LM).
     """
 
     def __init__(self, model: Any, tokenizer: Any, graph: nx.DiGraph,
-                 lemmatizer: Callable[[str], list[str]] | None = None) -> None:
+                 lemmatizer: Callable[[str], list[str]] | None = None,
+                 input_format: InputFormat | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.graph = graph
         self.lemmatizer = lemmatizer
+        self.input_format = input_format or input_format_for(model)
         self._decoded: OrderedDict[tuple[Any, ...], _Decoded] = OrderedDict()
         self._prior: dict[tuple[str, str], float] = {}
 
@@ -188,20 +195,32 @@ class GuidedGenerator:
     def load(cls, model: str | Path | None = None, graph: str | Path | None = None, *,
              device: str | torch.device | None = None,
              dtype: str | torch.dtype | None = None) -> GuidedGenerator:
-        """The bundled generator and graph, or those at the given paths; the model moved to
+        """The default generator and the bundled graph, or those named; the model moved to
         ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`: ``"auto"``,
         ``"cpu"``, ``"cuda:0"``, ...; ``None`` keeps the CPU and float32).
+
+        ``model``: ``None`` (the default pretrained LM), ``"bundled"`` (dpc's seq2seq generator),
+        a pretrained model's name or a model folder (:func:`train.models.resolve_generator`).
 
         Raises :class:`~dpc_errors.DpcError` naming a missing or corrupt path, or a device this
         machine does not have (checked before the model is read).
         """
         if device is not None:
             device = resolve_device(device)
-        loaded = load_generator(model) if model is not None else default_model()
+        loaded = resolve_generator(model)
         G = load_graph(graph) if graph is not None else default_graph()
         return cls(place(loaded.model, device, dtype), loaded.tokenizer, G)
 
     # ------------------------------------------------------------------ steps
+
+    def prompt(self, text: str, direction: str) -> str:
+        """The model input asking for the ``direction`` of ``text`` (:attr:`input_format`)."""
+        return self.input_format.prompt(text, direction)
+
+    @property
+    def eos_token_id(self) -> list[int] | str:
+        """What ends an output: the format's stop tokens, or ``"model"`` (the model's EOS)."""
+        return self.input_format.eos_ids(self.tokenizer)
 
     def prepare_input(self, text: str, max_tokens: int) -> tuple[str, list[str]]:
         """The input cut to ``max_tokens`` tokens, and a note if it was cut."""
@@ -244,7 +263,8 @@ class GuidedGenerator:
                 chunk = rows[start:start + options.batch_rows]
                 found += generate(self.model, self.tokenizer, [prompt] * len(chunk),
                                   [row.sets for row in chunk], banned=list(banned) or None,
-                                  options=beam)
+                                  options=beam, eos_token_id=self.eos_token_id,
+                                  tokenize=TokenizeOptions(whole_word=True))
                 bar.update(len(chunk))
         return found
 
@@ -252,8 +272,9 @@ class GuidedGenerator:
                       banned: Sequence[str] = ()) -> list[GuidedOutput]:
         """N-best beam search without constraints (the fallback, and a baseline)."""
         found = generate(self.model, self.tokenizer, [prompt], None, banned=list(banned) or None,
-                         options=options.beam_options(count))[0]
-        return [GuidedOutput(s.text or "", None, "none", None, s.nll, s.log_prob) for s in found]
+                         options=options.beam_options(count), eos_token_id=self.eos_token_id)[0]
+        return [GuidedOutput((s.text or "").strip(), None, "none", None, s.nll, s.log_prob)
+                for s in found]
 
     def rank_by_pmi(self, outputs: Sequence[GuidedOutput], text: str, direction: str) -> list[GuidedOutput]:
         """Outputs with their ``pmi`` set, highest first (ties: lower ``nll``, then text).
@@ -268,7 +289,8 @@ class GuidedGenerator:
         if not outputs:
             return []
         texts = [o.text for o in outputs]
-        cond = sequence_log_probs(self.model, self.tokenizer, [format_input(text, direction)] * len(texts), texts)
+        cond = sequence_log_probs(self.model, self.tokenizer, [self.prompt(text, direction)] * len(texts),
+                                  texts, end_id=self.input_format.end_id(self.tokenizer))
         prior = self._priors(texts, direction)
         lengths = [len(ids) for ids in self.tokenizer(texts)["input_ids"]]
         scored = [replace(o, pmi=(c - p) / max(n, 1)) for o, c, p, n in zip(outputs, cond, prior, lengths)]
@@ -281,7 +303,8 @@ class GuidedGenerator:
             if len(self._prior) + len(missing) > _PRIOR_CACHE:
                 self._prior.clear()
             values = sequence_log_probs(self.model, self.tokenizer,
-                                        [format_input("", direction)] * len(missing), missing)
+                                        [self.prompt("", direction)] * len(missing), missing,
+                                        end_id=self.input_format.end_id(self.tokenizer))
             self._prior.update(((direction, t), v) for t, v in zip(missing, values))
         return [self._prior[(direction, t)] for t in texts]
 
@@ -349,8 +372,10 @@ class GuidedGenerator:
             graph, messages = self.graph_keywords(text, direction, options)
             notes += messages
         rows = keyword_rows(graph, constraints, options.constraint_mode, options.n, options.capitalized)
+        if rows and options.plain_row:
+            rows.append(KeywordRow("", "none", []))
         keyword_seconds = time.perf_counter() - started
-        prompt = format_input(text, direction)
+        prompt = self.prompt(text, direction)
         started = time.perf_counter()
         stats: dict[str, float] = {"rows": len(rows)}
         if not rows:
@@ -369,7 +394,8 @@ class GuidedGenerator:
                          f"{options.max_new_tokens} and were dropped")
         stats.update(keyword_seconds=round(keyword_seconds, 3),
                      decode_seconds=round(time.perf_counter() - started, 3))
-        decoded = _Decoded(tuple(merged), tuple(r.keyword for r in rows), tuple(notes), stats)
+        decoded = _Decoded(tuple(merged), tuple(r.keyword for r in rows if r.keyword), tuple(notes),
+                           stats)
         self._decoded[key] = decoded
         while len(self._decoded) > _DECODE_CACHE:
             self._decoded.popitem(last=False)
@@ -416,8 +442,9 @@ def _gather(rows: Sequence[KeywordRow], found: Sequence[Sequence[GeneratedSequen
                 continue
             first = seq.matches[0] if seq.matches else None
             matched = first.alternative if first is not None and isinstance(first.alternative, str) else None
-            gathered.append(GuidedOutput((seq.text or "").strip(), row.keyword, row.source, matched,
-                                         seq.nll, seq.log_prob, (row.keyword,)))
+            keyword = row.keyword or None  # the plain row has none
+            gathered.append(GuidedOutput((seq.text or "").strip(), keyword, row.source, matched,
+                                         seq.nll, seq.log_prob, (keyword,) if keyword else ()))
     return gathered, missed
 
 

@@ -102,8 +102,13 @@ def add_eval_generation_parser(evals: Any) -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, default=d.n)
     p.add_argument("--m", type=int, default=d.m)
     p.add_argument("--k", type=int, default=d.k)
+    p.add_argument("--num-beams", type=int, default=None, help="beams per row (default: --m)")
+    p.add_argument("--rank", default=d.rank, help="how the graph ranks keywords")
+    p.add_argument("--plain-row", action=argparse.BooleanOptionalAction, default=d.plain_row,
+                   help="also decode one row without a keyword (its outputs join the pool)")
     p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
-    p.add_argument("--model", default=None)
+    p.add_argument("--model", default=None,
+                   help="model folder, or a pretrained model's name (smollm2-135m, gemma3-270m)")
     p.add_argument("--graph", default=None)
     p.add_argument("--seed", type=int, default=0)
     add_device_arguments(p)
@@ -141,7 +146,8 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         methods = method_names([m.strip() for m in args.methods.split(",") if m.strip()])
         if "knn" in methods and not args.bank:
             raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")
-        options = GuidedOptions(n=args.n, m=args.m, k=args.k, max_new_tokens=args.max_new_tokens)
+        options = GuidedOptions(n=args.n, m=args.m, k=args.k, max_new_tokens=args.max_new_tokens,
+                                num_beams=args.num_beams, rank=args.rank, plain_row=args.plain_row)
         items = read_copa(args.file)
         if args.limit is not None:
             if args.limit < 1:
@@ -162,7 +168,9 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         Path(args.out, "scores.json").write_text(json.dumps(
             {"file": args.file, "items": len(items), "options": {
                 "n": options.n, "m": options.m, "k": options.k, "num_beams": options.num_beams,
-                "max_new_tokens": options.max_new_tokens},
+                "max_new_tokens": options.max_new_tokens, "rank": options.rank,
+                "plain_row": options.plain_row,
+                "model": args.model or "bundled", "graph": args.graph or "bundled"},
              "methods": scores_json(scores), "model_prefers_correct": prefers}, indent=2) + "\n",
             encoding="utf-8")
         Path(args.out, "table.md").write_text(table + "\n", encoding="utf-8")

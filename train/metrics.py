@@ -26,7 +26,7 @@ import torch
 
 from train.tokenizer import target_ids
 
-__all__ = ["DevMetrics", "collate", "evaluate", "sequence_log_probs"]
+__all__ = ["DevMetrics", "causal_log_probs", "collate", "evaluate", "sequence_log_probs"]
 
 
 def collate(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad_id: int) -> dict[str, torch.Tensor]:
@@ -117,9 +117,13 @@ def evaluate(model: Any, batches: Iterable[dict[str, torch.Tensor]]) -> DevMetri
 
 @torch.no_grad()
 def sequence_log_probs(
-    model: Any, tokenizer: Any, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64
+    model: Any, tokenizer: Any, sources: Sequence[str], targets: Sequence[str], batch_size: int = 64,
+    end_id: int | None = None,
 ) -> list[float]:
     """Total log-probability of each target (EOS included) given its source.
+
+    A causal LM (no encoder) scores the target as the continuation of its source: see
+    :func:`causal_log_probs`, which ``end_id`` is passed to.
 
     >>> from train.generator import GeneratorConfig, build_generator
     >>> from train.tokenizer import train_tokenizer
@@ -131,6 +135,8 @@ def sequence_log_probs(
     True
     """
     model.eval()
+    if not getattr(model.config, "is_encoder_decoder", False):
+        return causal_log_probs(model, tokenizer, sources, targets, end_id, batch_size)
     out: list[float] = []
     for start in range(0, len(sources), batch_size):
         src = tokenizer(list(sources[start : start + batch_size]))["input_ids"]
@@ -138,4 +144,50 @@ def sequence_log_probs(
         batch = collate(list(zip(src, tgt)), tokenizer.pad_token_id)
         gold, _ = _token_stats(model, batch)
         out.extend(gold.sum(-1).tolist())
+    return out
+
+
+@torch.no_grad()
+def causal_log_probs(
+    model: Any, tokenizer: Any, prompts: Sequence[str], targets: Sequence[str],
+    end_id: int | None = None, batch_size: int = 64,
+) -> list[float]:
+    """Total log-probability of each target as the continuation of its prompt, under a causal LM.
+
+    The target is tokenised after a space (``prompt + " " + target``, as the model writes it)
+    and followed by ``end_id`` (default: the tokenizer's EOS); only target tokens count.
+    Rows are right-padded, so positions stay those of an unpadded prompt.
+
+    >>> import torch
+    >>> from transformers import GPT2Config, GPT2LMHeadModel
+    >>> _ = torch.manual_seed(0)
+    >>> model = GPT2LMHeadModel(GPT2Config(vocab_size=30, n_embd=8, n_layer=1, n_head=2)).eval()
+    >>> class Tok:
+    ...     eos_token_id = 0
+    ...     def __call__(self, texts, add_special_tokens=False):
+    ...         return {"input_ids": [[3 + len(w) for w in t.split()] for t in texts]}
+    >>> a, b = causal_log_probs(model, Tok(), ["a bb", "a bb"], ["c", "c dd"])
+    >>> a < 0 and b < a
+    True
+    """
+    model.eval()
+    end = tokenizer.eos_token_id if end_id is None else end_id
+    pad = 0 if end is None else end
+    out: list[float] = []
+    for start in range(0, len(prompts), batch_size):
+        chunk = slice(start, start + batch_size)
+        src = tokenizer(list(prompts[chunk]), add_special_tokens=False)["input_ids"]
+        tgt = tokenizer([" " + t.strip() for t in targets[chunk]], add_special_tokens=False)["input_ids"]
+        rows = [(list(s), list(t) + ([end] if end is not None else [])) for s, t in zip(src, tgt)]
+        width = max(len(s) + len(t) for s, t in rows)
+        ids = torch.full((len(rows), width), pad, dtype=torch.long, device=model.device)
+        mask = torch.zeros_like(ids)
+        gold = torch.zeros_like(ids, dtype=torch.bool)
+        for r, (s, t) in enumerate(rows):
+            ids[r, : len(s) + len(t)] = torch.tensor(s + t, dtype=torch.long)
+            mask[r, : len(s) + len(t)] = 1
+            gold[r, len(s): len(s) + len(t)] = True
+        logits = model(input_ids=ids, attention_mask=mask).logits.float()  # (B, L, V)
+        logp = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, L-1)
+        out.extend((logp * gold[:, 1:]).sum(-1).tolist())
     return out

@@ -32,6 +32,8 @@ from train.shared_weights import load_weights
 from train.tokenizer import load_tokenizer
 
 __all__ = [
+    "BUNDLED",
+    "DEFAULT_GENERATOR",
     "DEFAULT_MODEL_DIR",
     "LoadedModel",
     "default_model",
@@ -39,12 +41,18 @@ __all__ = [
     "generator_config",
     "load_generator",
     "load_model",
+    "resolve_generator",
     "minilm_tokenizer_path",
     "placeholder_model",
 ]
 
 #: The bundled trained generator (a Hugging Face folder).
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
+#: ``--model`` value naming the bundled generator (:func:`default_model`).
+BUNDLED = "bundled"
+#: The generator used when none is named: a pretrained LM (:mod:`train.pretrained`), chosen by
+#: COPA by generation (benchmarks/guided/RESULTS.md).
+DEFAULT_GENERATOR = "smollm2-135m"
 
 
 @dataclass(frozen=True)
@@ -189,3 +197,24 @@ def load_generator(path: str | Path) -> LoadedModel:
     dpc_errors.DpcError: model path '/no/such/model' is not a folder
     """
     return _load(path, generator_config(path))
+
+
+def resolve_generator(model: str | Path | None = None) -> LoadedModel:
+    """The generator ``model`` names: ``None`` the default (:data:`DEFAULT_GENERATOR`),
+    ``"bundled"`` the bundled seq2seq generator, a pretrained model's name
+    (:data:`train.pretrained.PRETRAINED`, unless a folder of that name exists), or a model
+    folder (seq2seq or causal LM).
+
+    >>> resolve_generator("/no/such/model")
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: model path '/no/such/model' is not a folder
+    """
+    from train.pretrained import PRETRAINED, load_pretrained
+
+    name = DEFAULT_GENERATOR if model is None else str(model)
+    if name == BUNDLED and not Path(name).exists():
+        return default_model()
+    if name in PRETRAINED and not Path(name).exists():
+        return load_pretrained(name)
+    return load_model(model)  # type: ignore[arg-type]

