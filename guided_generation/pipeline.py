@@ -30,7 +30,8 @@ Examples
 >>> G = nx.DiGraph()
 >>> G.add_weighted_edges_from([("hungry", "cry", 9), ("tired", "cry", 5), ("rain", "wet", 3)])
 >>> gen = GuidedGenerator(m.model, m.tokenizer, G, lemmatizer=lambda s: ["baby", "cry"])
->>> result = gen.generate("babies cry", "cause", GuidedOptions(n=2, m=2, k=3, max_new_tokens=6))
+>>> options = GuidedOptions(n=2, m=2, k=3, max_new_tokens=6, rank="weight", plain_row=False)
+>>> result = gen.generate("babies cry", "cause", options)
 >>> result.keywords
 ['hungry', 'tired']
 >>> len(result.outputs), all(o.keyword in ("hungry", "tired") for o in result.outputs)
@@ -372,7 +373,7 @@ class GuidedGenerator:
             graph, messages = self.graph_keywords(text, direction, options)
             notes += messages
         rows = keyword_rows(graph, constraints, options.constraint_mode, options.n, options.capitalized)
-        if rows and options.plain_row:
+        if rows and options.plain_row and options.constraint_mode == "combine":
             rows.append(KeywordRow("", "none", []))
         keyword_seconds = time.perf_counter() - started
         prompt = self.prompt(text, direction)

@@ -9,7 +9,8 @@ import pytest
 
 import cli
 
-FAST = ["--n", "3", "--m", "2", "--k", "4", "--max-new-tokens", "8"]
+FAST = ["--fast", "--n", "3", "--m", "2", "--k", "4", "--max-new-tokens", "8", "--rank", "weight",
+        "--rerank", "nll", "--no-plain-row"]
 
 
 def table_rows(out: str) -> list[list[str]]:

@@ -3,17 +3,22 @@
 A seq2seq generator trained by dpc reads ``"cause: {text}"`` / ``"effect: {text}"``
 (:func:`train.data.format_input`) and writes the answer. A pretrained causal LM is asked in
 plain English and continues the sentence: ``"{text} because"`` writes a cause, ``"{text}, so"``
-an effect; the continuation ends at the first sentence or clause end (``.``, ``!``, ``?``,
+an effect, after a few worked examples (:data:`CAUSAL`); the continuation ends at the first sentence or clause end (``.``, ``!``, ``?``,
 ``;`` or a line break), whose tokens act as end-of-sequence tokens.
 
 >>> SEQ2SEQ.prompt("It rained.", "effect")
 'effect: It rained.'
->>> CAUSAL.prompt("The car broke down.", "cause")
+>>> CAUSAL_ZERO_SHOT.prompt("The car broke down.", "cause")
 'The car broke down because'
->>> CAUSAL.prompt("she missed the bus", "effect")
+>>> CAUSAL_ZERO_SHOT.prompt("she missed the bus", "effect")
 'she missed the bus, so'
->>> CAUSAL.prompt("", "cause")
+>>> CAUSAL_ZERO_SHOT.prompt("", "cause")
 'because'
+>>> print(CAUSAL.prompt("The car broke down.", "cause"))
+The ice cream melted because it was left in the sun.
+The team celebrated because they won the game.
+The plant died because nobody watered it.
+The car broke down because
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any, Literal
 from causal_mining.pair import check_direction
 from dpc_errors import DpcError
 
-__all__ = ["CAUSAL", "SEQ2SEQ", "InputFormat", "input_format_for"]
+__all__ = ["CAUSAL", "CAUSAL_ZERO_SHOT", "SEQ2SEQ", "InputFormat", "input_format_for"]
 
 
 @dataclass(frozen=True)
@@ -41,22 +46,30 @@ class InputFormat:
     stops
         Characters that end an output (causal only): every token whose text holds one is an
         end-of-sequence token. Empty: the model's own EOS.
+    cause_examples, effect_examples
+        Worked examples put before the question (causal only), one per line: they show the
+        model the answer wanted, a short plain clause (few-shot prompting).
     """
 
     kind: Literal["seq2seq", "causal"]
     cause: str
     effect: str
     stops: str = ""
+    cause_examples: str = ""
+    effect_examples: str = ""
 
     def prompt(self, text: str, direction: str) -> str:
-        """The model input asking for the ``direction`` of ``text`` (spaces normalised)."""
+        """The model input asking for the ``direction`` of ``text`` (spaces normalised), after
+        the direction's worked examples, if any."""
         check_direction(direction, DpcError)
         text = " ".join(text.split())
         if self.kind == "causal":
             text = text.rstrip(".").rstrip()
             template = self.cause if direction == "cause" else self.effect
-            return template.format(text=text).strip() if text else template.format(
+            examples = self.cause_examples if direction == "cause" else self.effect_examples
+            asked = template.format(text=text).strip() if text else template.format(
                 text="").lstrip(" ,").strip()
+            return examples + asked
         return (self.cause if direction == "cause" else self.effect).format(text=text)
 
     def eos_ids(self, tokenizer: Any) -> list[int] | str:
@@ -85,8 +98,21 @@ def _stop_ids(tokenizer: Any, stops: str) -> tuple[int, ...]:
 
 #: dpc's own seq2seq generators (:func:`train.data.format_input`).
 SEQ2SEQ = InputFormat("seq2seq", "cause: {text}", "effect: {text}")
-#: A pretrained causal LM asked in plain English.
-CAUSAL = InputFormat("causal", "{text} because", "{text}, so", stops=".!?;\n")
+#: A pretrained causal LM asked in plain English, with no examples (zero-shot).
+CAUSAL_ZERO_SHOT = InputFormat("causal", "{text} because", "{text}, so", stops=".!?;\n")
+#: A pretrained causal LM asked in plain English after three worked examples per direction,
+#: written for dpc (everyday events, none from COPA or e-CARE, and on topics away from the
+#: README's inputs, so that no answer is copied from them). They make the model answer with a
+#: short plain clause ("he wanted to save money") instead of an essay ("of the fact that
+#: ..."); see benchmarks/guided/RESULTS.md for COPA by generation with and without them.
+CAUSAL = InputFormat(
+    "causal", "{text} because", "{text}, so", stops=".!?;\n",
+    cause_examples=("The ice cream melted because it was left in the sun.\n"
+                    "The team celebrated because they won the game.\n"
+                    "The plant died because nobody watered it.\n"),
+    effect_examples=("The ice cream was left in the sun, so it melted.\n"
+                     "The team won the game, so they celebrated.\n"
+                     "Nobody watered the plant, so it died.\n"))
 
 
 def input_format_for(model: Any) -> InputFormat:

@@ -454,7 +454,7 @@ def test_guided_outputs_never_meet_a_keyword_inside_a_longer_word(family, monkey
     from guided_generation.options import GuidedOptions
     from tests.guided_generation.conftest import toy_graph, toy_lemmatizer
 
-    options = GuidedOptions(n=3, m=2, k=6, max_new_tokens=6)
+    options = GuidedOptions(n=3, m=2, k=6, max_new_tokens=6, plain_row=False)
     model, tok = _guided_model(family)
     generator = pipeline.GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer)
     result = generator.generate("babies cry", "cause", options)

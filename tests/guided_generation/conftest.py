@@ -5,6 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
+from guided_generation.options import GuidedOptions
 from guided_generation.pipeline import GuidedGenerator
 from train.models import placeholder_model
 
@@ -30,6 +31,12 @@ def toy_graph() -> nx.DiGraph:
         G.nodes[node]["cause_weight"] = G.out_degree(node, weight="weight")
         G.nodes[node]["effect_weight"] = G.in_degree(node, weight="weight")
     return G
+
+
+def paper_options(**values: object) -> GuidedOptions:
+    """The paper's pipeline (graph edge counts, NLL rerank, keyword rows only), whose mechanics
+    these tests check; the defaults add a plain row and rerank by MMR."""
+    return GuidedOptions(**{"rank": "weight", "rerank": "nll", "plain_row": False, **values})
 
 
 @pytest.fixture(scope="session")

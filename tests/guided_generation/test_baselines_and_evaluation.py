@@ -7,16 +7,17 @@ import math
 
 import pytest
 
+from tests.guided_generation.conftest import paper_options
+
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.errors import GuidedGenerationError
 from tasks.copa.generation import evaluate_generation, format_table, model_prefers_correct
-from guided_generation.options import GuidedOptions
 from guided_generation.retrieval import KnnRetriever
 from tasks.copa import CopaItem
 
 from .conftest import toy_lemmatizer
 
-OPTIONS = GuidedOptions(n=3, m=2, k=4, max_new_tokens=8)
+OPTIONS = paper_options(n=3, m=2, k=4, max_new_tokens=8)
 ITEMS = [
     CopaItem("1", "The babies cried.", "cause", "The babies were hungry.", "It rained.", 1),
     CopaItem("2", "It rained.", "effect", "The babies cried.", "The streets were wet.", 2),

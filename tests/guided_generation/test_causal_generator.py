@@ -14,7 +14,7 @@ from tests.guided_generation.conftest import toy_graph, toy_lemmatizer
 from train.prompts import CAUSAL
 
 WORDS = ["babies", "cry", "because", "so", "they", "are", "hungry", "tired", "in", "pain", "the",
-         "a", "wake", "tears", "was", "it", "love", "hungrier", "hungriest", "."]
+         "a", "wake", "tears", "was", "it", "love", "loved", "loves", "loving", "hungrier", "hungriest", "."]
 
 
 def _tokenizer() -> PreTrainedTokenizerFast:
@@ -40,13 +40,14 @@ def causal() -> GuidedGenerator:
 
 def test_a_causal_lm_is_asked_in_plain_english(causal):
     assert causal.input_format is CAUSAL
-    assert causal.prompt("babies cry.", "cause") == "babies cry because"
+    assert causal.prompt("babies cry.", "cause").endswith("\nbabies cry because")
     stops = causal.eos_token_id
     assert causal.tokenizer.convert_tokens_to_ids(".") in stops and 0 in stops
 
 
 def test_outputs_hold_their_keyword_and_never_a_stop_token(causal):
-    result = causal.generate("babies cry", "cause", GuidedOptions(n=2, m=2, k=4, max_new_tokens=5))
+    result = causal.generate("babies cry", "cause", GuidedOptions(n=2, m=2, k=4, max_new_tokens=5,
+                                                                  rank="weight", plain_row=False))
     assert result.outputs and {o.keyword for o in result.outputs} <= {"hungry", "tired"}
     for out in result.outputs:
         assert out.text == out.text.strip() and "." not in out.text
@@ -61,10 +62,10 @@ def test_pmi_rerank_runs_on_causal_log_probs(causal):
 
 
 def test_the_plain_row_adds_unconstrained_outputs(causal):
-    base = GuidedOptions(n=2, m=2, k=20, max_new_tokens=5)
+    base = GuidedOptions(n=2, m=2, k=20, max_new_tokens=5, rank="weight", plain_row=False)
     without = causal.generate("babies cry", "cause", base)
     with_plain = causal.generate("babies cry", "cause", GuidedOptions(
-        n=2, m=2, k=20, max_new_tokens=5, plain_row=True))
+        n=2, m=2, k=20, max_new_tokens=5, rank="weight", plain_row=True))
     assert with_plain.keywords == without.keywords == ["hungry", "tired"]
     plain = [o for o in with_plain.outputs if o.source == "none"]
     assert plain and all(o.keyword is None and o.keywords == () for o in plain)

@@ -31,7 +31,8 @@ def test_bad_options_name_the_value(values, message):
 
 def test_num_beams_defaults_to_m_and_beam_options_follow():
     o = GuidedOptions(m=3, max_new_tokens=7)
-    assert o.num_beams == 3
+    assert o.num_beams == 4  # max(m, 4)
+    assert GuidedOptions(m=6).num_beams == 6
     beam = o.beam_options(10)
     assert (beam.num_beams, beam.num_return_sequences, beam.max_new_tokens) == (10, 10, 7)
 

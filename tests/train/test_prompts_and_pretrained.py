@@ -12,7 +12,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from dpc_errors import DpcError
 from train import pretrained
 from train.metrics import causal_log_probs, sequence_log_probs
-from train.prompts import CAUSAL, SEQ2SEQ, input_format_for
+from train.prompts import CAUSAL, CAUSAL_ZERO_SHOT, SEQ2SEQ, input_format_for
 
 
 class _WordTok:
@@ -30,9 +30,15 @@ def _gpt2() -> GPT2LMHeadModel:
 
 
 def test_prompts_by_kind_and_direction():
-    assert CAUSAL.prompt("  The car   broke down. ", "cause") == "The car broke down because"
-    assert CAUSAL.prompt("it rained", "effect") == "it rained, so"
-    assert CAUSAL.prompt("", "effect") == "so"
+    zero = CAUSAL_ZERO_SHOT
+    assert zero.prompt("  The car   broke down. ", "cause") == "The car broke down because"
+    assert zero.prompt("it rained", "effect") == "it rained, so"
+    assert zero.prompt("", "effect") == "so"
+    # the examples come first, one per line, each in the asked direction's pattern
+    lines = CAUSAL.prompt("it rained", "effect").split("\n")
+    assert lines[-1] == "it rained, so" and len(lines) == 4
+    assert all(", so " in line for line in lines[:-1])
+    assert all(" because " in line for line in CAUSAL.prompt("x", "cause").split("\n")[:-1])
     assert SEQ2SEQ.prompt("it rained", "cause") == "cause: it rained"
     with pytest.raises(DpcError, match="'why'"):
         CAUSAL.prompt("it rained", "why")
