@@ -84,7 +84,7 @@ class InputFormat:
         ``None`` (the tokenizer's EOS) when there are no stops."""
         if not self.stops:
             return None
-        ids = tokenizer(self.stops[0], add_special_tokens=False)["input_ids"]
+        ids = tokenizer([self.stops[0]], add_special_tokens=False)["input_ids"][0]
         return ids[-1] if ids else None
 
 

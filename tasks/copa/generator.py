@@ -31,12 +31,12 @@ from typing import Any, NamedTuple
 from causal_mining.pair import opposite
 from dpc_device import place, resolve_device
 from tasks.copa.dataset import CopaItem, as_clause
-from train.data import format_input
 from train.errors import TrainError
 from train.metrics import sequence_log_probs
-from train.models import default_model, load_generator
+from train.models import default_model, resolve_generator
+from train.prompts import CAUSAL_ZERO_SHOT, InputFormat, input_format_for
 
-__all__ = ["MODES", "Evidence", "GeneratorScorer", "make_generator_scorer"]
+__all__ = ["MODES", "Evidence", "GeneratorScorer", "make_generator_scorer", "make_lm_scorer"]
 
 MODES = ("pmi", "forward", "both")
 #: How many of the four :class:`Evidence` log-probabilities each mode reads.
@@ -74,22 +74,24 @@ class GeneratorScorer:
     """PMI-style COPA scorer over a seq2seq generator (see the module docstring)."""
 
     def __init__(self, model: Any, tokenizer: Any, mode: str = "both",
-                 batch_size: int = 64) -> None:
+                 batch_size: int = 64, input_format: InputFormat | None = None) -> None:
         if mode not in MODES:
             raise TrainError(f"generator scorer mode {mode!r} is not one of {', '.join(MODES)}")
         self.model = model.eval()
         self.tokenizer = tokenizer
+        self.input_format = input_format or input_format_for(model)
+        self._end_id = self.input_format.end_id(tokenizer)
         self.mode = mode
         self.batch_size = batch_size
         self._known: dict[tuple[str, str], float] = {}
 
-    @staticmethod
-    def _requests(premise: str, asks_for: str, alternative: str) -> tuple[tuple[str, str], ...]:
+    def _requests(self, premise: str, asks_for: str, alternative: str) -> tuple[tuple[str, str], ...]:
         """(source, target) of forward, prior, reverse and reverse prior (:class:`Evidence`'s
-        order)."""
+        order), the sources in the model's input format."""
         p, a, other = as_clause(premise), as_clause(alternative), opposite(asks_for)
-        return ((format_input(p, asks_for), a), (format_input("", asks_for), a),
-                (format_input(a, other), p), (format_input("", other), p))
+        ask = self.input_format.prompt
+        return ((ask(p, asks_for), a), (ask("", asks_for), a), (ask(a, other), p),
+                (ask("", other), p))
 
     def prepare(self, items: Iterable[CopaItem], *, all_evidence: bool = False) -> None:
         """Compute every log-probability ``items`` need, batched (sorted by length, so batches
@@ -101,13 +103,14 @@ class GeneratorScorer:
         todo -= self._known.keys()
         keys = sorted(todo, key=lambda k: (len(k[0]) + len(k[1]), k))
         values = sequence_log_probs(self.model, self.tokenizer, [s for s, _ in keys],
-                                    [t for _, t in keys], batch_size=self.batch_size)
+                                    [t for _, t in keys], batch_size=self.batch_size,
+                                    end_id=self._end_id)
         self._known.update(zip(keys, values))
 
     def _log_prob(self, source: str, target: str) -> float:
         if (source, target) not in self._known:
             self._known[source, target] = sequence_log_probs(
-                self.model, self.tokenizer, [source], [target])[0]
+                self.model, self.tokenizer, [source], [target], end_id=self._end_id)[0]
         return self._known[source, target]
 
     def evidence(self, premise: str, asks_for: str, alternative: str) -> Evidence:
@@ -129,6 +132,20 @@ def make_generator_scorer(model: str | None = None, mode: str = "both", batch_si
     on ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`; ``None``: the CPU,
     float32)."""
     placed = resolve_device(device) if device is not None else None  # before the model is read
-    loaded = load_generator(model) if model else default_model()
+    loaded = resolve_generator(model) if model else default_model()
     return GeneratorScorer(place(loaded.model, placed, dtype), loaded.tokenizer, mode, batch_size)
 
+
+
+def make_lm_scorer(model: str | None = None, mode: str = "forward", batch_size: int = 32,
+                   device: str | None = None, dtype: str | None = None,
+                   **_: Any) -> GeneratorScorer:
+    """Factory for ``--scorer lm``: a causal LM (default: the pretrained default generator,
+    :data:`train.models.DEFAULT_GENERATOR`) asked zero-shot, ``log P(alternative | premise +
+    " because")`` or ``", so"`` (:data:`train.prompts.CAUSAL_ZERO_SHOT`), on ``device`` in
+    ``dtype``. A seq2seq ``model`` keeps its own input format."""
+    placed = resolve_device(device) if device is not None else None  # before the model is read
+    loaded = resolve_generator(model)
+    fmt = None if getattr(loaded.model.config, "is_encoder_decoder", False) else CAUSAL_ZERO_SHOT
+    return GeneratorScorer(place(loaded.model, placed, dtype), loaded.tokenizer, mode, batch_size,
+                           input_format=fmt)

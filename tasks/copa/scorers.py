@@ -58,6 +58,9 @@ SCORERS: dict[str, ScorerEntry] = {
     "generator": ScorerEntry("tasks.copa.generator", "make_generator_scorer"),
     "generator-forward": ScorerEntry("tasks.copa.generator", "make_generator_scorer",
                                      {"mode": "forward"}),
+    # A pretrained causal LM (default SmolLM2-135M), zero-shot: "premise because" / ", so".
+    "lm": ScorerEntry("tasks.copa.generator", "make_lm_scorer", {"mode": "forward"}),
+    "lm-pmi": ScorerEntry("tasks.copa.generator", "make_lm_scorer", {"mode": "pmi"}),
     "generator-pmi": ScorerEntry("tasks.copa.generator", "make_generator_scorer",
                                  {"mode": "pmi"}),
     # CausalBERT, margin-ranked on a COPA training file.

@@ -49,3 +49,26 @@ def _enc():
     if not _ENCODER:
         _ENCODER.append(SentenceEncoder())
     return _ENCODER[0]
+
+
+def test_lm_scorer_asks_a_causal_lm_in_plain_english():
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from tasks.copa.generator import GeneratorScorer
+    from train.prompts import CAUSAL_ZERO_SHOT
+
+    class Tok:
+        eos_token_id = 0
+
+        def __call__(self, texts, add_special_tokens=False):
+            return {"input_ids": [[3 + len(w) % 20 for w in t.split()] for t in texts]}
+
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=30, n_embd=8, n_layer=1, n_head=2)).eval()
+    scorer = GeneratorScorer(model, Tok(), "pmi", input_format=CAUSAL_ZERO_SHOT)
+    forward, prior = scorer._requests("The sun rose.", "effect", "Dawn came.")[:2]
+    assert forward == ("the sun rose, so", "dawn came") and prior == ("so", "dawn came")
+    evidence = scorer.evidence("The sun rose.", "effect", "Dawn came.")
+    assert evidence.forward < 0 and scorer.score("The sun rose.", "effect", "Dawn came.") == \
+        evidence.forward - evidence.prior
