@@ -71,8 +71,7 @@ def mask_constraints(
         log_probs.masked_fill_(blocked.unsqueeze(1), NEG_INF)
         if piece_need is not None:  # ... and the pending ones, unless it continues the word
             pieces = ~infeasible & ~blocked & (piece_need > after)  # (hyps,)
-            continues = automaton.token_continues(
-                torch.arange(log_probs.shape[1], device=log_probs.device))  # (vocab,)
+            continues = automaton.vocab_continues(log_probs.shape[1])  # (vocab,)
             log_probs.masked_fill_(pieces.unsqueeze(1) & continues, NEG_INF)
     # Padding columns mirror the first letter exactly, so duplicate writes carry equal values.
     assert allowed is not None

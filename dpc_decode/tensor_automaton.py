@@ -358,6 +358,15 @@ class TensorAutomaton:
         assert self.continues is not None
         return self.continues[tokens.clamp(max=self.continues.shape[0] - 1)]
 
+    def vocab_continues(self, vocab: int) -> torch.Tensor:
+        """:meth:`token_continues` of every id below ``vocab``, (vocab,) bool: a view of the
+        table, not a gather, when the table covers the vocabulary (the usual case)."""
+        assert self.continues is not None
+        width = self.continues.shape[0]
+        if vocab <= width:
+            return self.continues[:vocab]
+        return torch.cat([self.continues, self.continues[-1:].expand(vocab - width)])
+
     def confirm(self, nodes: torch.Tensor, met: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """``met`` (..., S) with the sets pending at ``nodes`` (...,) that the next ``tokens``
         (...,) confirm (they do not continue the word); ``met`` itself without whole-word
