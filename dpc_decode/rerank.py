@@ -11,6 +11,9 @@ Works on anything with a ``text`` and a mean negative log-likelihood ``nll`` (a
 * :func:`mmr` - maximal marginal relevance (Carbonell & Goldstein 1998): greedily pick the output
   maximising ``λ·relevance − (1 − λ)·max similarity to those already picked``, with relevance the
   NLL rescaled to [0, 1] over the candidates and similarity the Jaccard overlap of word sets.
+* :func:`limit_templates` - the first ``k`` of a ranking in which no word n-gram is shared by more
+  than ``limit`` outputs ("they are too young to ..." ten times over reads as one answer); the
+  outputs it passes over fill the list only when too few are left.
 
 >>> from types import SimpleNamespace as O
 >>> outs = [O(text="I was hungry", nll=1.0), O(text="i was  hungry.", nll=0.9),
@@ -19,6 +22,9 @@ Works on anything with a ``text`` and a mean negative log-likelihood ``nll`` (a
 ['i was  hungry.', 'the baby was tired', 'I was tired']
 >>> [o.text for o in mmr(deduplicate(outs), 2, lam=0.3)]
 ['i was  hungry.', 'the baby was tired']
+>>> same = [O(text=f"they are too young to {w}", nll=1.0) for w in ("eat", "walk", "talk")]
+>>> [o.text for o in limit_templates([*same, O(text="they are hungry", nll=2.0)], 3)]
+['they are too young to eat', 'they are too young to walk', 'they are hungry']
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ from typing import Protocol, TypeVar
 
 from dpc_decode.errors import DpcError
 
-__all__ = ["deduplicate", "jaccard", "mmr", "normalise", "rank_by_nll", "word_set"]
+__all__ = ["deduplicate", "jaccard", "limit_templates", "mmr", "normalise", "rank_by_nll",
+           "word_ngrams", "word_set"]
 
 
 class _Scored(Protocol):
@@ -114,3 +121,37 @@ def mmr(outputs: Sequence[T], k: int, lam: float = 0.7) -> list[T]:
         for j in left:
             nearest[j] = max(nearest[j], jaccard(words[i], words[j]))
     return [pool[i] for i in chosen]
+
+
+def word_ngrams(text: str | None, n: int = 3) -> frozenset[tuple[str, ...]]:
+    """The lower-cased word ``n``-grams of a text.
+
+    >>> sorted(word_ngrams("They are too young.", 3))
+    [('are', 'too', 'young'), ('they', 'are', 'too')]
+    """
+    words = _WORD.findall((text or "").lower())
+    return frozenset(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+
+
+def limit_templates(ranked: Sequence[T], k: int, limit: int = 2, n: int = 3) -> list[T]:
+    """The first ``k`` outputs of ``ranked`` (best first) such that no word ``n``-gram occurs in
+    more than ``limit`` of them: an output that would be the ``limit + 1``-th to share one is
+    passed over. When fewer than ``k`` outputs pass, the passed-over ones fill the rest, in their
+    order (the list is never shorter than ``min(k, len(ranked))``).
+    """
+    if limit < 1 or n < 1:
+        raise DpcError(f"`limit` (={limit!r}) and `n` (={n!r}) must be positive")
+    counts: dict[tuple[str, ...], int] = {}
+    chosen: list[T] = []
+    passed: list[T] = []
+    for out in ranked:
+        if len(chosen) == k:
+            break
+        grams = word_ngrams(out.text, n)
+        if any(counts.get(g, 0) >= limit for g in grams):
+            passed.append(out)
+            continue
+        chosen.append(out)
+        for g in grams:
+            counts[g] = counts.get(g, 0) + 1
+    return chosen + passed[: k - len(chosen)]

@@ -120,6 +120,9 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--rerank", default=d.rerank, help=f"final order: {', '.join(RERANKS)} "
                    "(nll: likelihood; pmi: likelihood gain over an empty input; mmr: diverse)")
     p.add_argument("--mmr-lambda", type=float, default=d.mmr_lambda)
+    p.add_argument("--template-limit", type=int, default=d.template_limit,
+                   help="at most this many outputs share a word trigram (default "
+                   f"{d.template_limit}; 0: no limit)")
     p.add_argument("--constraint", action="append", default=[], metavar="WORD",
                    help="a keyword of your own (its inflections are allowed), or alternatives "
                    "'hungry|hunger' (repeatable)")
@@ -166,7 +169,8 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
         n=args.n, m=args.m, k=args.k, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
         min_new_tokens=args.min_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
         length_penalty=args.length_penalty, rank=args.rank, rerank=args.rerank,
-        mmr_lambda=args.mmr_lambda, constraint_mode=args.constraint_mode,
+        mmr_lambda=args.mmr_lambda, template_limit=args.template_limit or None,
+        constraint_mode=args.constraint_mode,
         capitalized=args.capitalized, plain_row=args.plain_row, max_input_tokens=args.max_input_tokens,
         batch_rows=args.batch_rows,
     )

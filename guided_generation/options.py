@@ -106,6 +106,10 @@ class GuidedOptions:
         log P(y | empty input)``, which demotes outputs the model would write for any input
         ("it was a man"); or maximal marginal relevance, which trades likelihood against word
         overlap with the outputs already chosen (``mmr_lambda`` = weight of the likelihood).
+    template_limit : int or None
+        At most this many of the top K share any word trigram (default 2): an output that would
+        repeat a template a third time ("they are too young to ...") gives its place to the next
+        one (:func:`dpc_decode.rerank.limit_templates`); ``None``: no limit.
     constraint_mode : {"combine", "replace", "require", "all"}
         How user keywords (``constraints``) meet the graph's: ``combine`` decodes them as rows
         before the graph's (N rows in all); ``replace`` decodes only them, one row each;
@@ -135,6 +139,7 @@ class GuidedOptions:
     rank: Literal["weight", "strength", "pmi", "mix"] = "mix"
     rerank: Literal["nll", "pmi", "mmr"] = "mmr"
     mmr_lambda: float = 0.7
+    template_limit: int | None = 2
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
     capitalized: bool = False
     plain_row: bool = True
@@ -155,6 +160,8 @@ class GuidedOptions:
         _check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES)
         if not isinstance(self.mmr_lambda, (int, float)) or not 0 <= self.mmr_lambda <= 1:
             raise GuidedGenerationError(f"`mmr_lambda` (={self.mmr_lambda!r}) must be in [0, 1]")
+        if self.template_limit is not None:
+            _check_int("template_limit", self.template_limit)
         self.beam_options(self.m)  # the decoding options check themselves
 
     def beam_options(self, num_return: int, num_beams: int | None = None) -> BeamSearchOptions:

@@ -53,7 +53,7 @@ from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.generation import generate
-from dpc_decode.rerank import mmr, normalise, rank_by_nll
+from dpc_decode.rerank import limit_templates, mmr, normalise, rank_by_nll
 from dpc_device import place, resolve_device
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
@@ -338,12 +338,14 @@ class GuidedGenerator:
         decoded = self._decode(text, direction, options, tuple(constraints), progress, tuple(banned))
         started = time.perf_counter()
         merged = list(decoded.merged)  # deduplicated once, by _decode
-        if options.rerank == "mmr":
-            ranked = mmr(merged, options.k, options.mmr_lambda)
+        limit = options.template_limit
+        if options.rerank == "mmr":  # an MMR order long enough for the template limit to skip in
+            ranked = mmr(merged, options.k * 4 if limit else options.k, options.mmr_lambda)
         elif options.rerank == "pmi":
-            ranked = self.rank_by_pmi(merged, text, direction)[: options.k]
+            ranked = self.rank_by_pmi(merged, text, direction)
         else:
-            ranked = rank_by_nll(merged)[: options.k]
+            ranked = rank_by_nll(merged)
+        ranked = limit_templates(ranked, options.k, limit) if limit else ranked[: options.k]
         stats = {**decoded.stats, "rerank_seconds": round(time.perf_counter() - started, 3)}
         return GuidedResult(text, direction, ranked, list(decoded.keywords),
                             notes + list(decoded.notes), stats)

@@ -107,6 +107,9 @@ def add_eval_generation_parser(evals: Any) -> argparse.ArgumentParser:
     p.add_argument("--plain-row", action=argparse.BooleanOptionalAction, default=d.plain_row,
                    help="also decode one row without a keyword (its outputs join the pool)")
     p.add_argument("--max-new-tokens", type=int, default=d.max_new_tokens)
+    p.add_argument("--template-limit", type=int, default=d.template_limit,
+                   help="at most this many of the top K share a word trigram (default "
+                   f"{d.template_limit}; 0: no limit)")
     p.add_argument("--model", default=None,
                    help="model folder, or a pretrained model's name (smollm2-135m, gemma3-270m)")
     p.add_argument("--graph", default=None)
@@ -132,6 +135,7 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         # Lazy: these import torch and transformers (2.5 s), which `dpc --help` must not pay.
         from guided_generation.pipeline import GuidedGenerator
         from guided_generation.retrieval import KnnRetriever
+        from train.models import DEFAULT_GENERATOR
         from tasks.copa.generation import (
             OUT_FILES,
             evaluate_generation,
@@ -147,7 +151,8 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         if "knn" in methods and not args.bank:
             raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")
         options = GuidedOptions(n=args.n, m=args.m, k=args.k, max_new_tokens=args.max_new_tokens,
-                                num_beams=args.num_beams, rank=args.rank, plain_row=args.plain_row)
+                                num_beams=args.num_beams, rank=args.rank, plain_row=args.plain_row,
+                                template_limit=args.template_limit or None)
         items = read_copa(args.file)
         if args.limit is not None:
             if args.limit < 1:
@@ -169,8 +174,8 @@ def eval_generation_command(args: argparse.Namespace) -> int:
             {"file": args.file, "items": len(items), "options": {
                 "n": options.n, "m": options.m, "k": options.k, "num_beams": options.num_beams,
                 "max_new_tokens": options.max_new_tokens, "rank": options.rank,
-                "plain_row": options.plain_row,
-                "model": args.model or "bundled", "graph": args.graph or "bundled"},
+                "plain_row": options.plain_row, "template_limit": options.template_limit,
+                "model": args.model or DEFAULT_GENERATOR, "graph": args.graph or "bundled"},
              "methods": scores_json(scores), "model_prefers_correct": prefers}, indent=2) + "\n",
             encoding="utf-8")
         Path(args.out, "table.md").write_text(table + "\n", encoding="utf-8")

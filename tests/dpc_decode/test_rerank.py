@@ -7,7 +7,15 @@ from dataclasses import dataclass
 import pytest
 
 from dpc_decode.errors import DpcError
-from dpc_decode.rerank import deduplicate, jaccard, mmr, normalise, rank_by_nll, word_set
+from dpc_decode.rerank import (
+    deduplicate,
+    jaccard,
+    limit_templates,
+    mmr,
+    normalise,
+    rank_by_nll,
+    word_set,
+)
 
 
 @dataclass(frozen=True)
@@ -56,3 +64,29 @@ def test_mmr_rejects_a_bad_lambda():
 def test_jaccard_and_word_set():
     assert jaccard(word_set("a b c"), word_set("b c d")) == pytest.approx(2 / 4)
     assert jaccard(frozenset(), frozenset()) == 0.0
+
+
+@pytest.mark.parametrize(("texts", "k", "limit", "expected"), [
+    # the third "they are too young" output is passed over for the next one
+    (["they are too young to eat", "they are too young to walk", "they are too young to talk",
+      "they are hungry"], 3, 2, [0, 1, 3]),
+    # limit 1: every shared trigram is a repeat; the passed-over outputs fill the list
+    (["they are too young to eat", "they are too young to walk", "it rained"], 3, 1, [0, 2, 1]),
+    # nothing shared: the ranking itself, cut to k
+    (["a b c", "d e f", "g h i"], 2, 2, [0, 1]),
+    # too few outputs: all of them, none lost
+    (["x y z w", "x y z v", "x y z u"], 5, 2, [0, 1, 2]),
+    # outputs under three words have no trigram and are never passed over
+    (["cry", "cry a", "cry b"], 3, 1, [0, 1, 2]),
+])
+def test_limit_templates(texts, k, limit, expected):
+    outs = [Out(t, float(i)) for i, t in enumerate(texts)]
+    chosen = limit_templates(outs, k, limit)
+    assert [outs.index(o) for o in chosen] == expected
+    if len(texts) >= k:
+        assert len(chosen) == k
+
+
+def test_limit_templates_rejects_a_bad_limit():
+    with pytest.raises(DpcError, match="`limit` \\(=0\\)"):
+        limit_templates([], 3, 0)

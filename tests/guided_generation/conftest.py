@@ -35,8 +35,9 @@ def toy_graph() -> nx.DiGraph:
 
 def paper_options(**values: object) -> GuidedOptions:
     """The paper's pipeline (graph edge counts, NLL rerank, keyword rows only), whose mechanics
-    these tests check; the defaults add a plain row and rerank by MMR."""
-    return GuidedOptions(**{"rank": "weight", "rerank": "nll", "plain_row": False, **values})
+    these tests check; the defaults add a plain row, rerank by MMR and limit templates."""
+    return GuidedOptions(**{"rank": "weight", "rerank": "nll", "plain_row": False,
+                            "template_limit": None, **values})
 
 
 @pytest.fixture(scope="session")
