@@ -351,8 +351,10 @@ class GuidedGenerator:
                             notes + list(decoded.notes), stats)
 
     def clear_cache(self) -> None:
-        """Forget the kept decodes (the next :meth:`generate` decodes again; for timing)."""
+        """Forget the kept decodes and empty-input priors (the next :meth:`generate` decodes
+        and scores again; for timing)."""
         self._decoded.clear()
+        self._prior.clear()
 
     def _decode(self, text: str, direction: str, options: GuidedOptions,
                 constraints: tuple[str, ...], progress: bool, banned: tuple[str, ...]) -> _Decoded:

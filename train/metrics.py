@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -176,9 +177,16 @@ def causal_log_probs(
     out: list[float] = []
     for start in range(0, len(prompts), batch_size):
         chunk = slice(start, start + batch_size)
-        src = tokenizer(list(prompts[chunk]), add_special_tokens=False)["input_ids"]
         tgt = tokenizer([" " + t.strip() for t in targets[chunk]], add_special_tokens=False)["input_ids"]
-        rows = [(list(s), list(t) + ([end] if end is not None else [])) for s, t in zip(src, tgt)]
+        tails = [list(t) + ([end] if end is not None else []) for t in tgt]
+        if len(set(prompts[chunk])) == 1 and len(tails) > 1 and all(tails):
+            # One prompt for the whole chunk (a reranker's, a COPA item's): read it once.
+            shared = tokenizer([prompts[start]], add_special_tokens=False)["input_ids"][0]
+            if shared:
+                out.extend(_shared_prompt_log_probs(model, list(shared), tails, pad))
+                continue
+        src = tokenizer(list(prompts[chunk]), add_special_tokens=False)["input_ids"]
+        rows = [(list(s), t) for s, t in zip(src, tails)]
         width = max(len(s) + len(t) for s, t in rows)
         ids = torch.full((len(rows), width), pad, dtype=torch.long, device=model.device)
         mask = torch.zeros_like(ids)
@@ -191,3 +199,32 @@ def causal_log_probs(
         logp = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, L-1)
         out.extend((logp * gold[:, 1:]).sum(-1).tolist())
     return out
+
+
+def _shared_prompt_log_probs(model: Any, prompt: list[int], tails: list[list[int]],
+                             pad: int) -> list[float]:
+    """:func:`causal_log_probs` of several targets after one prompt: the prompt is run once, its
+    key/value cache repeated for every target, and only the targets' tokens are run after it
+    (``P + B*T`` token positions instead of ``B*(P + T)``; the same numbers up to rounding)."""
+    with torch.inference_mode():
+        head = model(input_ids=torch.tensor([prompt], device=model.device), use_cache=True)
+        first = head.logits[0, -1].float().log_softmax(-1)  # (V,): each target's first token
+        cache = getattr(head, "cache", None)
+        cache = cache if cache is not None else head.past_key_values
+        cache.batch_repeat_interleave(len(tails))
+        width = max(len(t) for t in tails)
+        ids = torch.full((len(tails), width), pad, dtype=torch.long, device=model.device)
+        mask = torch.zeros_like(ids)
+        for r, t in enumerate(tails):
+            ids[r, : len(t)] = torch.tensor(t, dtype=torch.long)
+            mask[r, : len(t)] = 1
+        attention = torch.cat([torch.ones(len(tails), len(prompt), dtype=mask.dtype,
+                                          device=mask.device), mask], dim=1)  # (B, P + T)
+        # transformers >= 5.2x names the cache argument `cache`; earlier 5.x `past_key_values`
+        name = "cache" if "cache" in inspect.signature(model.forward).parameters else \
+            "past_key_values"
+        logits = model(input_ids=ids, attention_mask=attention, use_cache=False,
+                       **{name: cache}).logits.float()  # (B, T, V)
+        rest = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, T-1)
+        total = first[ids[:, 0]] + (rest * mask[:, 1:]).sum(-1)
+    return total.tolist()

@@ -65,6 +65,25 @@ def test_causal_log_probs_equal_a_manual_sum_and_ignore_padding():
     assert sequence_log_probs(model, tok, ["a bb"], ["e"], end_id=1) == pytest.approx(got[:1], abs=1e-5)
 
 
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_one_prompt_for_many_targets_is_read_once_with_the_same_result(arch):
+    """The shared-prompt path (the prompt's cache repeated for every target) gives the numbers
+    of running every row whole, on GPT-2 and on a Llama-type model (SmolLM2's architecture)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = _gpt2() if arch == "gpt2" else LlamaForCausalLM(LlamaConfig(
+        vocab_size=30, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1)).eval()
+    tok = _WordTok()
+    targets = ["e", "e ff", "ggg h i jjjj", "kk"]
+    shared = causal_log_probs(model, tok, ["a bb ccc"] * 4, targets, end_id=1)
+    # batch_size=1: every row alone, through the general path
+    alone = causal_log_probs(model, tok, ["a bb ccc"] * 4, targets, end_id=1, batch_size=1)
+    assert shared == pytest.approx(alone, abs=1e-4)
+    assert len(set(shared)) == 4  # four different targets, four different values
+
+
 def test_unknown_pretrained_name_and_missing_package(monkeypatch):
     with pytest.raises(DpcError, match="unknown pretrained model 'gpt-5'"):
         pretrained.pretrained_spec("gpt-5")
