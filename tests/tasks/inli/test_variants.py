@@ -1,0 +1,107 @@
+"""INLI variants: labels, measures, constraints, LoRA training on a tiny LM, decoding, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import cli
+from dpc_errors import DpcError
+from tasks.datasets import read_inli
+from tasks.inli.variants import (
+    GeneratorTrainOptions,
+    VariantGenerator,
+    keep_constraints,
+    negated,
+    parse_labels,
+    satisfied,
+    train_generator,
+    word_edit_distance,
+)
+from tests.tasks.inli.conftest import inli_rows, write_csv
+
+
+def test_labels_and_measures() -> None:
+    assert parse_labels("neutral, explicit,neutral") == ["neutral", "explicit_entailment"]
+    with pytest.raises(DpcError) as err:
+        parse_labels("entailment")
+    assert all(lab in str(err.value) for lab in ("implied_entailment", "explicit_entailment",
+                                                 "neutral", "contradiction"))
+    assert negated("Tom is not here.") and negated("Tom won't go.") and negated("No one came.")
+    assert not negated("Tom is nowhere near knowing.")
+    assert word_edit_distance("Tom likes the red house.", "Tom hates the red house.") == 1
+    assert word_edit_distance("a b c", "") == 3
+
+
+def test_keep_constraints() -> None:
+    k = keep_constraints("Robbie is unfamiliar with the neighborhoods near his cousin.")
+    assert k.people == [["Robbie"]]
+    assert {"neighborhood", "neighborhoods", "cousin", "cousins"} <= set(k.nouns)
+    assert len(k.sets()) == 2
+    assert satisfied("Robbie knows every neighborhood.", k.sets())
+    assert not satisfied("Robbie knows every street.", k.sets())
+    assert keep_constraints("He is glad.").sets() == []
+
+
+@pytest.fixture(scope="module")
+def generator(tmp_path_factory: pytest.TempPathFactory, tiny_lm: Path) -> Path:
+    folder = tmp_path_factory.mktemp("gen")
+    rows = read_inli(write_csv(folder / "train.csv", inli_rows(8))).rows
+    options = GeneratorTrainOptions(base=str(tiny_lm), r=2, alpha=4, batch_size=4, epochs=1,
+                                    progress=False, checkpoint_every=2)
+    summary = train_generator(rows, folder / "model", options)
+    assert summary["steps"] == 6 and summary["final_loss"] > 0
+    # a finished run is not retrained; other options in the same folder are refused
+    assert train_generator(rows, folder / "model", options) == summary
+    with pytest.raises(DpcError, match="other options"):
+        train_generator(rows, folder / "model", GeneratorTrainOptions(
+            base=str(tiny_lm), r=4, progress=False))
+    return folder
+
+
+def test_generate_constrained_and_not(generator: Path) -> None:
+    gen = VariantGenerator.load(generator / "model")
+    premises = ["Robbie said the house was red.", "He was glad."]
+    implied = ["Robbie likes the red house.", "He is glad."]
+    out = gen.generate(premises, implied, ["contradiction", "neutral"], num_beams=2,
+                       max_new_tokens=8)
+    assert [v.label for v in out] == ["contradiction", "neutral"]
+    assert out[0].satisfied is True and out[0].constrained
+    sets = keep_constraints(implied[0]).sets()
+    assert len(sets) == 2 and satisfied(out[0].text, sets)
+    assert not negated(out[0].text)
+    assert out[1].satisfied is None  # nothing to keep: decoded without sets
+    free = gen.generate(premises[:1], implied[:1], ["neutral"], constrained=False, num_beams=2,
+                        max_new_tokens=8)
+    assert free[0].satisfied is None and not free[0].constrained
+
+
+def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
+    model = str(generator / "model")
+    assert cli.main(["inli", "variants", "--premise", "Anna said the house was red.",
+                     "--implied", "Anna likes the red house.", "--labels", "explicit",
+                     "--generator", model, "--json", "--max-new-tokens", "8",
+                     "--num-beams", "2"]) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["satisfied"] == {"explicit_entailment": True}
+    assert "anna" in record["explicit_entailment"].lower()
+    src = write_csv(tmp_path / "in.csv", inli_rows(3))
+    out = tmp_path / "variants.jsonl"
+    assert cli.main(["inli", "variants", "--file", str(src), "--out", str(out), "--generator",
+                     model, "--max-new-tokens", "6", "--num-beams", "2"]) == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 3 and {"explicit_entailment", "neutral", "contradiction"} <= set(lines[0])
+    capsys.readouterr()
+    # bad input: one line, exit 2
+    for argv, word in (
+            (["--premise", "p", "--implied", "h", "--labels", "implied"], "is the input"),
+            (["--premise", "p", "--implied", "h", "--labels", "entail"], "contradiction"),
+            (["--premise", "", "--implied", "h"], "--premise"),
+            (["--file", str(src), "--out", str(out)], "exists"),
+            (["--premise", "p", "--implied", "h", "--generator", str(tmp_path)],
+             "variant_generator.json")):
+        assert cli.main(["inli", "variants", *argv]) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and word in err[0], (argv, err)
