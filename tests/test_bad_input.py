@@ -480,12 +480,14 @@ import cli
 parser = cli.build_parser()
 for argv in (["--help"], ["generate", "--help"], ["mine", "--help"], ["graph", "build", "--help"],
              ["eval", "copa", "--help"], ["eval", "generation", "--help"],
-             ["train", "generator", "--help"], ["train", "causal-bert", "--help"]):
+             ["train", "generator", "--help"], ["train", "causal-bert", "--help"],
+             ["aflite", "--help"], ["inli", "train", "--help"], ["inli", "variants", "--help"],
+             ["swag", "oversample", "--help"], ["swag", "filter", "--help"], ["serve", "--help"]):
     try:
         parser.parse_args(argv)
     except SystemExit:
         pass
-heavy = sorted(m for m in ("torch", "transformers", "spacy") if m in sys.modules)
+heavy = sorted(m for m in ("torch", "transformers", "spacy", "gradio", "sklearn") if m in sys.modules)
 print("HEAVY", heavy, "SECONDS", round(time.perf_counter() - started, 2), file=sys.stderr)
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
