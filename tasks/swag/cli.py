@@ -1,0 +1,159 @@
+"""``dpc swag``: SWAG-style datasets made with the dpc engine.
+
+``dpc swag train-endings DATA.jsonl --out DIR``
+    Fine-tune the ending model on the gold endings of a HellaSwag file (:mod:`.ending_model`).
+``dpc swag oversample CONTEXTS.jsonl --out DIR [--per-context N] [--constrain-context] [--model PATH]``
+    Sample N distinct endings per context into ``DIR/pool.jsonl`` (:mod:`.oversample`).
+``dpc swag filter DIR --out FILE.jsonl [--k 3] [--iterations I]``
+    Adversarial Filtering over the pool; writes HellaSwag-format JSON lines, ``DIR/report.json``
+    and the AF curve ``DIR/af_curve.png`` (:mod:`.adversarial_filter`).
+
+All three resume an interrupted run when started again with the same ``--out``/``DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from dpc_errors import DpcError
+
+__all__ = ["add_swag_parser"]
+
+
+def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``dpc swag`` and its commands."""
+    swag = sub.add_parser("swag", help="SWAG endings: oversampling and Adversarial Filtering")
+    cmds = swag.add_subparsers(dest="swag_command", required=True)
+
+    t = cmds.add_parser("train-endings", help="fine-tune the ending model on gold endings")
+    t.add_argument("data", help="HellaSwag JSON lines (e.g. ../shared/data/hellaswag/val_part1.jsonl)")
+    t.add_argument("--out", required=True, help="folder (resumes a run there)")
+    t.add_argument("--minutes", type=float, default=12.0, help="training budget (default 12)")
+    t.add_argument("--init-from", default=None, help="generator to start from (default: bundled)")
+    t.set_defaults(func=train_endings_command,
+                   interrupted=lambda a: f"checkpoints kept in {a.out}; run it again to resume")
+
+    o = cmds.add_parser("oversample", help="sample distinct endings per context")
+    o.add_argument("contexts", help="HellaSwag-format JSON lines (ctx, endings, label)")
+    o.add_argument("--out", required=True, help="pool folder (resumes a run there)")
+    o.add_argument("--per-context", type=int, default=32, help="distinct endings per context")
+    o.add_argument("--constrain-context", action="store_true",
+                   help="every ending names a content word of its context (or an inflection)")
+    o.add_argument("--model", default="bundled",
+                   help="ending model folder (default: the bundled generator)")
+    o.add_argument("--split", choices=("all", "pool", "lm"), default="all",
+                   help="contexts to use: all, or the ending model's held-out 'pool' contexts")
+    o.add_argument("--limit", type=int, default=None, help="at most this many contexts")
+    o.add_argument("--temperature", type=float, default=1.0)
+    o.add_argument("--top-p", type=float, default=0.95)
+    o.add_argument("--max-new-tokens", type=int, default=32)
+    o.add_argument("--max-rounds", type=int, default=4)
+    o.add_argument("--contexts-per-batch", type=int, default=8)
+    o.add_argument("--seed", type=int, default=0)
+    o.set_defaults(func=oversample_command,
+                   interrupted=lambda a: f"finished contexts kept in {a.out}/pool.jsonl; "
+                                         "run it again to resume")
+
+    f = cmds.add_parser("filter", help="Adversarial Filtering of an oversampled pool")
+    f.add_argument("folder", help="pool folder of `dpc swag oversample`")
+    f.add_argument("--out", required=True, help="HellaSwag-format JSON lines to write")
+    f.add_argument("--k", type=int, default=3, help="negatives per context (default 3)")
+    f.add_argument("--iterations", type=int, default=30, help="maximum AF iterations")
+    f.add_argument("--cheap-iterations", type=int, default=5,
+                   help="first iterations with the MLP and bag-of-words members only")
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    f.set_defaults(func=filter_command,
+                   interrupted=lambda a: f"iterations done kept in {a.folder}/af_state.json; "
+                                         "run it again to resume")
+    return swag
+
+
+def _fail(err: Exception) -> int:
+    print(f"dpc swag: error: {err}", file=sys.stderr)
+    return 2
+
+
+def train_endings_command(args: argparse.Namespace) -> int:
+    """Fine-tune the ending model; print its result."""
+    try:
+        from tasks.datasets import read_multiple_choice
+        from tasks.swag.ending_model import train_ending_model
+
+        items = read_multiple_choice(args.data)
+        result = train_ending_model(items, args.out, init_from=args.init_from,
+                                    max_minutes=args.minutes)
+    except DpcError as err:
+        return _fail(err)
+    result.pop("history", None)
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+def oversample_command(args: argparse.Namespace) -> int:
+    """Sample the pool; print the summary."""
+    try:
+        from dpc_files import check_output_folder
+        from tasks.datasets import read_multiple_choice
+        from tasks.swag.ending_model import context_split
+        from tasks.swag.oversample import POOL, SETTINGS, OversampleOptions, oversample
+        from train.models import resolve_generator
+
+        options = OversampleOptions(
+            per_context=args.per_context, temperature=args.temperature, top_p=args.top_p,
+            max_new_tokens=args.max_new_tokens, max_rounds=args.max_rounds,
+            contexts_per_batch=args.contexts_per_batch,
+            constrain_context=args.constrain_context, seed=args.seed, limit=args.limit)
+        check_output_folder(args.out, "--out", markers=[SETTINGS, POOL],
+                            command="dpc swag oversample")  # before reading or loading
+        items = read_multiple_choice(args.contexts)
+        if args.split != "all":
+            items = [it for it in items if context_split(it.ctx) == args.split]
+        loaded = resolve_generator(args.model)
+        summary = oversample(items, args.out, loaded.model, loaded.tokenizer, options,
+                             model_name=str(args.model))
+    except DpcError as err:
+        return _fail(err)
+    print(json.dumps(summary, indent=1))
+    if summary["skipped_short_context"]:
+        print(f"skipped {summary['skipped_short_context']} context(s) under 2 words",
+              file=sys.stderr)
+    return 0
+
+
+def filter_command(args: argparse.Namespace) -> int:
+    """Run AF; write the dataset, the report and the curve; print the accuracies."""
+    try:
+        from pathlib import Path
+
+        from dpc_files import check_output_file
+        from tasks.datasets import write_multiple_choice
+        from tasks.swag.adversarial_filter import FilterOptions, adversarial_filter, filtered_items
+        from tasks.swag.plot import plot_af_curve
+
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
+        options = FilterOptions(k=args.k, iterations=args.iterations,
+                                cheap_iterations=args.cheap_iterations, seed=args.seed)
+        report = adversarial_filter(args.folder, options)
+        items = filtered_items(args.folder, seed=args.seed)
+        write_multiple_choice(items, args.out, overwrite=args.overwrite)
+        png = plot_af_curve(report, Path(args.folder) / "af_curve.png")
+    except DpcError as err:
+        return _fail(err)
+    rows = report["iterations"]
+    if report["short_pool"]:
+        print(f"{len(report['short_pool'])} context(s) have fewer than k={args.k} distinct "
+              "endings: kept with the endings they have, left out of the 4-way accuracy",
+              file=sys.stderr)
+    if report["no_sampled_ending"]:
+        print(f"{len(report['no_sampled_ending'])} context(s) have no sampled ending: left out",
+              file=sys.stderr)
+    print(f"contexts: {len(items)} written to {args.out}; AF curve: {png}")
+    print(f"iterations: {len(rows)} ({report['stopped']})")
+    print("ensemble held-out accuracy: iteration 0 "
+          f"{rows[0]['accuracy']['ensemble']:.3f}, last {rows[-1]['accuracy']['ensemble']:.3f}; "
+          f"fresh committee on the result: {report['final']['accuracy']}")
+    return 0

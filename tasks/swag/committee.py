@@ -1,0 +1,285 @@
+"""The AF committee: four stylistic classifiers of endings, as in SWAG (Zellers et al. 2018, §3).
+
+* ``mlp`` - a multilayer perceptron (scikit-learn) on the ending model's likelihood features:
+  total and per-token log-probability, token and word counts of the ending, words of the context.
+* ``bow`` - logistic regression (scikit-learn) on binary unigram and bigram counts of the ending.
+* ``cnn`` - one convolutional layer (widths 2, 3, 4) over trained word embeddings, max-pooled (torch).
+* ``lstm`` - a BiLSTM over the ending's words, the frequent ones as themselves and every other word
+  as its spaCy part-of-speech tag (torch).
+
+Every model scores one ending at a time (a logit: high = looks like the real ending) and is trained
+on 4-way questions: the scikit-learn models as binary gold/other classifiers, the torch models with
+a softmax over each question's endings (cross-entropy, :class:`torch.optim.Adam`). A question's
+answer is the ending with the highest score.
+
+**Ensemble rule**: the sum of the models' logits. Within one question that is the product of the
+models' softmax distributions (a product of experts: log-softmax differs from the logit by a
+constant per question), each model's logit being its own fitted log-odds; it needs no weights fitted
+on held-out data (the held-out 20% is what AF filters), and one confident model can overrule the
+others, which is what adversarial filtering has to defeat.
+
+The features of every ending are computed once (:class:`EndingTable`); a model is then a function
+of row indices, so AF retrains on new negatives without re-tokenising anything.
+
+>>> words("He pulls the shingles off, quickly.")
+['he', 'pulls', 'the', 'shingles', 'off', ',', 'quickly', '.']
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CHEAP_MODELS", "MODELS", "Committee", "EndingTable", "pos_tags", "words"]
+
+#: Committee members, cheapest first.
+MODELS = ("mlp", "bow", "cnn", "lstm")
+#: The members the first AF iterations may use alone.
+CHEAP_MODELS = ("mlp", "bow")
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]")
+MAX_WORDS = 40
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words and punctuation marks of ``text``."""
+    return _WORD.findall(text.lower())
+
+
+def pos_tags(texts: Sequence[str], batch_size: int = 512) -> list[list[tuple[str, str]]]:
+    """``(lower-case word, POS)`` of every token of every text, by spaCy's small English model
+    (:data:`cause_effect_graph.lemmas.SPACY_MODEL`; parser, lemmatiser and NER off)."""
+    import spacy
+
+    from cause_effect_graph.lemmas import SPACY_MODEL
+
+    nlp = spacy.load(SPACY_MODEL, disable=["parser", "ner", "lemmatizer"])
+    return [[(t.lower_, t.pos_) for t in doc] for doc in nlp.pipe(texts, batch_size=batch_size)]
+
+
+@dataclass
+class EndingTable:
+    """Every candidate ending of every context, with the features each committee member reads.
+
+    Rows are endings; ``lm`` holds the likelihood features, ``bow`` a sparse matrix of binary
+    n-gram counts, ``word_ids``/``pos_ids`` padded id sequences for the CNN and the BiLSTM.
+    """
+
+    lm: np.ndarray  # (rows, 5) float
+    bow: Any  # (rows, features) scipy.sparse
+    word_ids: np.ndarray  # (rows, MAX_WORDS) int64, 0 = padding
+    pos_ids: np.ndarray  # (rows, MAX_WORDS) int64, 0 = padding
+    word_vocab: int
+    pos_vocab: int
+
+    @classmethod
+    def build(cls, texts: Sequence[str], log_probs: Sequence[float], tokens: Sequence[int],
+              context_words: Sequence[int], tags: Sequence[Sequence[tuple[str, str]]],
+              frequent: int = 300, min_count: int = 2) -> EndingTable:
+        """Features of ``texts`` (the endings), given their log-probabilities under the ending
+        model, token counts (EOS included), the word count of each one's context and spaCy's
+        ``(word, POS)`` tokens (:func:`pos_tags`). Vocabularies are read from ``texts`` alone
+        (unsupervised)."""
+        from sklearn.feature_extraction.text import CountVectorizer
+
+        lp = np.asarray(log_probs, dtype=np.float64)
+        tok = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0)
+        n_words = np.array([len(t.split()) for t in texts], dtype=np.float64)
+        lm = np.stack([lp, lp / tok, tok, n_words, np.asarray(context_words, np.float64)], 1)
+        bow = CountVectorizer(tokenizer=words, token_pattern=None, lowercase=False,
+                              ngram_range=(1, 2), binary=True, min_df=2).fit_transform(texts)
+        split = [words(t) for t in texts]
+        counts = Counter(w for ws in split for w in ws)
+        vocab = {w: i + 2 for i, (w, c) in enumerate(counts.most_common()) if c >= min_count}
+        word_ids = _pad([[vocab.get(w, 1) for w in ws] for ws in split])
+        tag_counts = Counter(w for ts in tags for w, _ in ts)
+        keep = {w for w, _ in tag_counts.most_common(frequent)}
+        pos_vocab: dict[str, int] = {}
+        seqs = [[pos_vocab.setdefault(w if w in keep else f"<{p}>", len(pos_vocab) + 1)
+                 for w, p in ts] for ts in tags]
+        return cls(lm, bow.tocsr(), word_ids, _pad(seqs), len(vocab) + 2, len(pos_vocab) + 1)
+
+
+def _trim(ids: np.ndarray) -> np.ndarray:
+    """``ids`` without the padding columns every row has (at least one column kept).
+
+    >>> _trim(np.array([[3, 4, 0, 0], [5, 0, 0, 0]])).tolist()
+    [[3, 4], [5, 0]]
+    """
+    used = np.flatnonzero((ids != 0).any(axis=0))
+    return ids[:, : (used[-1] + 1 if len(used) else 1)]
+
+
+def _pad(seqs: Sequence[Sequence[int]]) -> np.ndarray:
+    out = np.zeros((len(seqs), MAX_WORDS), dtype=np.int64)
+    for i, s in enumerate(seqs):
+        s = list(s)[:MAX_WORDS] or [1]
+        out[i, : len(s)] = s
+    return out
+
+
+class _SklearnMember:
+    """A binary gold/other classifier of scikit-learn over one feature block."""
+
+    def __init__(self, name: str, seed: int) -> None:
+        self.name = name
+        self.seed = seed
+        self.model: Any = None
+        self.scale: Any = None
+
+    def _x(self, table: EndingTable, rows: np.ndarray) -> Any:
+        if self.name == "mlp":
+            return self.scale.transform(table.lm[rows])
+        return table.bow[rows]
+
+    def fit(self, table: EndingTable, questions: np.ndarray) -> None:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.neural_network import MLPClassifier
+        from sklearn.preprocessing import StandardScaler
+
+        rows = questions.reshape(-1)
+        y = np.zeros(questions.shape, dtype=np.int64)
+        y[:, 0] = 1  # column 0 holds the gold ending
+        if self.name == "mlp":
+            self.scale = StandardScaler().fit(table.lm[rows])
+            self.model = MLPClassifier(hidden_layer_sizes=(32, 16), max_iter=300,
+                                       early_stopping=True, random_state=self.seed)
+        else:
+            self.model = LogisticRegression(C=0.5, max_iter=2000)
+        self.model.fit(self._x(table, rows), y.reshape(-1))
+
+    def scores(self, table: EndingTable, rows: np.ndarray) -> np.ndarray:
+        if self.name == "mlp":
+            p = np.clip(self.model.predict_proba(self._x(table, rows))[:, 1], 1e-7, 1 - 1e-7)
+            return np.log(p) - np.log1p(-p)
+        return self.model.decision_function(self._x(table, rows))
+
+
+class _TorchMember:
+    """A neural scorer of one ending, trained with a softmax over each question's endings."""
+
+    def __init__(self, name: str, seed: int, epochs: int = 4, dim: int = 64) -> None:
+        self.name = name
+        self.seed = seed
+        self.epochs = epochs
+        self.dim = dim
+        self.net: Any = None
+
+    def _build(self, vocab: int) -> Any:
+        import torch
+        from torch import nn
+
+        dim = self.dim
+
+        class Cnn(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(vocab, dim, padding_idx=0)
+                self.convs = nn.ModuleList(nn.Conv1d(dim, dim, w, padding=w - 1)
+                                           for w in (2, 3, 4))
+                self.out = nn.Linear(3 * dim, 1)
+
+            def forward(self, ids: torch.Tensor) -> torch.Tensor:  # ids: (n, L)
+                x = self.embed(ids).transpose(1, 2)  # (n, dim, L)
+                pooled = [torch.relu(c(x)).amax(-1) for c in self.convs]  # 3 x (n, dim)
+                return self.out(torch.cat(pooled, -1)).squeeze(-1)  # (n,)
+
+        class BiLstm(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(vocab, dim, padding_idx=0)
+                self.lstm = nn.LSTM(dim, dim, batch_first=True, bidirectional=True)
+                self.out = nn.Linear(2 * dim, 1)
+
+            def forward(self, ids: torch.Tensor) -> torch.Tensor:  # ids: (n, L)
+                h, _ = self.lstm(self.embed(ids))  # (n, L, 2 dim)
+                h = h.masked_fill((ids == 0).unsqueeze(-1), -1e4)
+                return self.out(h.amax(1)).squeeze(-1)  # (n,)
+
+        return Cnn() if self.name == "cnn" else BiLstm()
+
+    def _ids(self, table: EndingTable) -> tuple[np.ndarray, int]:
+        if self.name == "cnn":
+            return table.word_ids, table.word_vocab
+        return table.pos_ids, table.pos_vocab
+
+    def fit(self, table: EndingTable, questions: np.ndarray, batch: int = 32) -> None:
+        import torch
+
+        ids, vocab = self._ids(table)
+        torch.manual_seed(self.seed)
+        self.net = self._build(vocab)
+        optimizer = torch.optim.Adam(self.net.parameters(), lr=2e-3)
+        rng = np.random.default_rng(self.seed)
+        n, k = questions.shape
+        target = torch.zeros(batch, dtype=torch.long)  # column 0 holds the gold ending
+        self.net.train()
+        for _ in range(self.epochs):
+            order = rng.permutation(n)
+            for at in range(0, n, batch):
+                q = questions[order[at : at + batch]]  # (b, k)
+                x = torch.from_numpy(_trim(ids[q.reshape(-1)]))  # (b k, L)
+                logits = self.net(x).view(len(q), k)  # (b, k)
+                loss = torch.nn.functional.cross_entropy(logits, target[: len(q)])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        self.net.eval()
+
+    def scores(self, table: EndingTable, rows: np.ndarray) -> np.ndarray:
+        import torch
+
+        ids, _ = self._ids(table)
+        out = []
+        with torch.no_grad():
+            for at in range(0, len(rows), 1024):
+                out.append(self.net(torch.from_numpy(_trim(ids[rows[at : at + 1024]]))).numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+class Committee:
+    """The members named in ``members`` (of :data:`MODELS`), trained on questions whose first
+    column is the gold ending's row of an :class:`EndingTable`."""
+
+    def __init__(self, members: Sequence[str] = MODELS, seed: int = 0) -> None:
+        unknown = [m for m in members if m not in MODELS]
+        if unknown or not members:
+            from tasks.errors import TaskError
+
+            raise TaskError(f"committee members {list(members)!r}: each must be one of "
+                            f"{', '.join(MODELS)}")
+        self.members: dict[str, Any] = {
+            m: _SklearnMember(m, seed) if m in ("mlp", "bow") else _TorchMember(m, seed)
+            for m in members}
+
+    def fit(self, table: EndingTable, questions: np.ndarray) -> Committee:
+        """Train every member on ``questions`` ((n, k) rows, gold first)."""
+        for member in self.members.values():
+            member.fit(table, questions)
+        return self
+
+    def scores(self, table: EndingTable, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Each member's logit of each row, and their sum under ``"ensemble"``."""
+        out = {name: m.scores(table, rows) for name, m in self.members.items()}
+        out["ensemble"] = np.sum(list(out.values()), axis=0)
+        return out
+
+    def accuracy(self, table: EndingTable, questions: np.ndarray) -> dict[str, float]:
+        """4-way accuracy (gold in column 0 scored highest; ties count as wrong) per member and
+        for the ensemble."""
+        scores = self.scores(table, questions.reshape(-1))
+        return {name: float(_correct(s.reshape(questions.shape)).mean())
+                for name, s in scores.items()}
+
+
+def _correct(scores: np.ndarray) -> np.ndarray:
+    """Per question (row), whether column 0 is strictly above every other column.
+
+    >>> _correct(np.array([[2.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 3.0, 1.0]])).tolist()
+    [True, False, False]
+    """
+    return scores[:, 0] > scores[:, 1:].max(axis=1)

@@ -1,0 +1,40 @@
+"""``dpc swag``: bad input is one line and exit status 2; filter writes a loadable dataset."""
+
+from __future__ import annotations
+
+import json
+
+from cli import main
+from tasks.datasets import read_multiple_choice
+from tests.tasks.swag.test_adversarial_filter import _pool
+
+
+def test_malformed_json_line_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "ctx.jsonl"
+    bad.write_text('{"ctx": "a man walks", "endings": ["a", "b"], "label": 0}\n{"ctx": oops\n')
+    assert main(["swag", "oversample", str(bad), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{bad}:2" in err and err.startswith("dpc swag: error")
+
+
+def test_filter_of_a_missing_pool_is_one_line(tmp_path, capsys):
+    assert main(["swag", "filter", str(tmp_path / "none"), "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert "pool.jsonl" in capsys.readouterr().err
+
+
+def test_filter_writes_items_report_and_curve(tmp_path, capsys):
+    folder = _pool(tmp_path / "pool", n=40, short=(5,))
+    out = tmp_path / "af.jsonl"
+    status = main(["swag", "filter", str(folder), "--out", str(out), "--iterations", "2",
+                   "--cheap-iterations", "2"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "fewer than k=3" in captured.err
+    items = read_multiple_choice(out)
+    assert len(items) == 40 and all(it.ind == i for i, it in enumerate(items))
+    report = json.loads((folder / "report.json").read_text())
+    assert [r["iteration"] for r in report["iterations"]] == [0, 1]
+    assert set(report["final"]["accuracy"]) == {"mlp", "bow", "cnn", "lstm", "ensemble"}
+    assert (folder / "af_curve.png").stat().st_size > 10_000
+    assert main(["swag", "filter", str(folder), "--out", str(out), "--iterations", "2",
+                 "--cheap-iterations", "2"]) == 2  # the output exists: no --overwrite

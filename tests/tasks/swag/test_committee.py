@@ -1,0 +1,46 @@
+"""The committee members learn stylistic cues and the ensemble sums their logits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tasks.errors import TaskError
+from tasks.swag.committee import Committee, EndingTable, _correct
+
+
+def _table(n: int, rng: np.random.Generator):
+    """n questions of 4 endings; the gold (first) ends with 'indeed .' and is less likely."""
+    texts, lps, toks = [], [], []
+    fillers = ["he walks", "she runs fast", "they sit down", "the dog barks", "a man waves"]
+    for _ in range(n):
+        for j in range(4):
+            base = fillers[rng.integers(len(fillers))]
+            texts.append(base + (" indeed ." if j == 0 else " now ."))
+            lps.append(-30.0 if j == 0 else -10.0 + rng.normal())
+            toks.append(5)
+    tags = [[(w, "NOUN" if w in ("dog", "man") else "X") for w in t.split()] for t in texts]
+    table = EndingTable.build(texts, lps, toks, [8] * len(texts), tags)
+    questions = np.arange(4 * n).reshape(n, 4)
+    return table, questions
+
+
+@pytest.mark.parametrize("member", ["mlp", "bow", "cnn", "lstm"])
+def test_each_member_learns_an_easy_cue(member):
+    table, q = _table(80, np.random.default_rng(0))
+    committee = Committee([member], seed=0).fit(table, q[:60])
+    accuracy = committee.accuracy(table, q[60:])
+    assert accuracy[member] > 0.9 and accuracy["ensemble"] == accuracy[member]
+
+
+def test_ensemble_is_the_sum_of_logits():
+    table, q = _table(40, np.random.default_rng(1))
+    committee = Committee(["mlp", "bow"], seed=0).fit(table, q[:30])
+    s = committee.scores(table, q[30:].reshape(-1))
+    assert np.allclose(s["ensemble"], s["mlp"] + s["bow"])
+
+
+def test_ties_count_as_wrong_and_unknown_members_fail():
+    assert _correct(np.array([[1.0, 1.0, 0.0, 0.0]])).tolist() == [False]
+    with pytest.raises(TaskError, match="svm"):
+        Committee(["svm"])
