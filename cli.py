@@ -15,6 +15,11 @@ errors), so each package owns its subcommands:
 ``dpc eval``
     The tasks' evaluations: ``dpc eval copa``, ``dpc eval generation`` (:mod:`tasks.cli`). This
     module makes the group; each package adds its commands to it.
+``dpc serve``
+    The web page and HTTP JSON API (:mod:`serve.cli`; Gradio, the ``demo`` extra).
+``dpc swag``, ``dpc aflite``, ``dpc inli``
+    The task pipelines: SWAG endings with Adversarial Filtering, AFLite, implied NLI (each
+    package's ``cli`` module; :func:`tasks.cli.add_task_parsers` adds them).
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from causal_mining.cli import add_mine_parser
 from cause_effect_graph.cli import add_graph_parser
 from dpc_errors import DpcError
 from guided_generation.cli import add_generate_parser
-from tasks.cli import add_eval_commands
+from serve.cli import add_serve_parser
+from tasks.cli import add_eval_commands, add_task_parsers
 from tasks.copa.dataset import copa_texts
 from train.cli import add_train_parser
 
@@ -45,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     evals = sub.add_parser("eval", help="evaluations of the tasks (COPA accuracy, Table 3)")
     add_eval_commands(evals.add_subparsers(dest="task", required=True))
     add_train_parser(sub)
+    add_task_parsers(sub)  # dpc swag, dpc aflite, dpc inli
+    add_serve_parser(sub)
     return parser
 
 
@@ -55,7 +63,8 @@ NOTHING_KEPT = "no output was written (outputs are written whole or not at all);
 
 def _command(args: argparse.Namespace) -> str:
     words = [getattr(args, key, None) for key in ("command", "graph_command", "task",
-                                                   "train_command")]
+                                                   "train_command", "swag_command",
+                                                   "inli_command")]
     return " ".join(["dpc", *(w for w in words if isinstance(w, str))])
 
 

@@ -4,7 +4,8 @@ of a scorer of :data:`tasks.copa.scorers.SCORERS` (the accuracy is the last line
 (:mod:`tasks.copa.generation`).
 
 The ``eval`` group itself is made by the ``dpc`` command (:mod:`cli`); :func:`add_eval_commands`
-adds this package's commands to it.
+adds this package's commands to it, and :func:`add_task_parsers` the pipelines' own groups
+(``dpc swag``, ``dpc aflite``, ``dpc inli``).
 """
 
 from __future__ import annotations
@@ -21,12 +22,22 @@ from dpc_errors import DpcError
 from dpc_files import check_output_file, check_output_folder
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, method_names
+from tasks.aflite.cli import add_aflite_parser
 from tasks.copa.dataset import read_copa
 from tasks.copa.scorers import available_scorers, make_scorer
 from tasks.copa.scoring import decide_all
+from tasks.inli.cli import add_inli_parser
+from tasks.swag.cli import add_swag_parser
 
 __all__ = ["add_eval_commands", "add_eval_copa_parser", "add_eval_generation_parser",
-           "eval_copa_command", "eval_generation_command"]
+           "add_task_parsers", "eval_copa_command", "eval_generation_command"]
+
+
+def add_task_parsers(sub: Any) -> None:
+    """Add the task pipelines' command groups: ``dpc swag``, ``dpc aflite``, ``dpc inli``."""
+    add_swag_parser(sub)
+    add_aflite_parser(sub)
+    add_inli_parser(sub)
 
 
 def add_eval_commands(evals: Any) -> None:

@@ -38,9 +38,13 @@ ALLOWED: dict[str, frozenset[str]] = {
                                     "cause_effect_graph", "train", "dpc_decode"}),
     "tasks": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining",
                         "cause_effect_graph", "train", "dpc_decode", "guided_generation"}),
+    # the web page (issue 22): above every package it serves, below the command
+    "serve": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining",
+                        "cause_effect_graph", "train", "dpc_decode", "guided_generation",
+                        "tasks"}),
     "cli": frozenset({"dpc_errors", "dpc_device", "dpc_files", "causal_mining",
                       "cause_effect_graph", "train", "dpc_decode", "guided_generation",
-                      "tasks"}),
+                      "tasks", "serve"}),
 }
 PACKAGES = frozenset(ALLOWED)
 
