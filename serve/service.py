@@ -30,6 +30,7 @@ import time
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -339,7 +340,9 @@ class Service:
         ``name -> LoadedModel`` for the constraints tab's other models (default
         :func:`train.models.resolve_generator`); at most two are kept.
 
-    Decoding is serialised (one request at a time: two decodes on a small CPU only thrash).
+    Decoding is serialised (one request at a time: two decodes on a small CPU only thrash) and
+    runs on one worker thread of its own, whichever thread the request came in on: the
+    allocator then keeps one arena for the model's tensors instead of one per server thread.
     A request's ``cancel`` callable is asked at every model step (a hook on the model's output
     layer) and before it starts: when it says true, :class:`CancelledError` ends the decode.
     """
@@ -363,6 +366,7 @@ class Service:
         self.load_seconds: float | None = None
         self._figures: Path | None = None
         self._draw_lock = threading.Lock()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpc-decode")
 
     # ------------------------------------------------------------------ models
 
@@ -475,10 +479,10 @@ class Service:
         with self.slot(cancel, reserved):  # first: a reserved place is given back whatever
             options = request.options()
             generator = self.generator
-            results = [generator.generate(request.input, direction, options,
-                                          request.constraints, progress=progress,
-                                          banned=request.banned).to_dict()
-                       for direction in request.directions()]
+            results = self._worker.submit(lambda: [
+                generator.generate(request.input, direction, options, request.constraints,
+                                   progress=progress, banned=request.banned).to_dict()
+                for direction in request.directions()]).result()
         return {"results": results}
 
     def lemmas(self, text: str) -> list[str]:
@@ -523,11 +527,13 @@ class Service:
             started = time.perf_counter()
             try:
                 sets = [request.sets] if request.sets else None  # one input's sets
-                constrained = generate(model, tokenizer, [request.input], sets,
-                                       banned=request.banned or None, options=options,
-                                       tokenize=TokenizeOptions(whole_word=request.whole_word))[0][0]
+                constrained = self._worker.submit(
+                    generate, model, tokenizer, [request.input], sets,
+                    banned=request.banned or None, options=options,
+                    tokenize=TokenizeOptions(whole_word=request.whole_word)).result()[0][0]
                 middle = time.perf_counter()
-                plain = generate(model, tokenizer, [request.input], None, options=options)[0][0]
+                plain = self._worker.submit(generate, model, tokenizer, [request.input], None,
+                                            options=options).result()[0][0]
             except CancelledError:
                 raise
             except DpcError as err:  # a phrase the tokenizer cannot spell, ...
