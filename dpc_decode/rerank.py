@@ -50,6 +50,9 @@ class _Scored(Protocol):
 T = TypeVar("T", bound=_Scored)
 
 _WORD = re.compile(r"\w+(?:'\w+)?")
+#: A word of :func:`word_ngrams`: also across a typographic apostrophe ("didn’t" is one word),
+#: which pretrained LMs write.
+_NGRAM_WORD = re.compile(r"\w+(?:['’]\w+)?")
 
 
 def normalise(text: str | None) -> str:
@@ -124,12 +127,15 @@ def mmr(outputs: Sequence[T], k: int, lam: float = 0.7) -> list[T]:
 
 
 def word_ngrams(text: str | None, n: int = 3) -> frozenset[tuple[str, ...]]:
-    """The lower-cased word ``n``-grams of a text.
+    """The lower-cased word ``n``-grams of a text (what a repeated template shares; also the
+    measure of templates, :func:`tasks.copa.plausibility.template_share`).
 
     >>> sorted(word_ngrams("They are too young.", 3))
     [('are', 'too', 'young'), ('they', 'are', 'too')]
+    >>> sorted(word_ngrams("She didn’t go", 3))
+    [('she', 'didn’t', 'go')]
     """
-    words = _WORD.findall((text or "").lower())
+    words = _NGRAM_WORD.findall((text or "").lower())
     return frozenset(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
 
 

@@ -27,7 +27,6 @@ same top K ("they can't be able to ...").
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,13 +34,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from dpc_decode.rerank import word_ngrams
 from dpc_errors import DpcError
 from tasks.copa.dataset import CopaItem, as_clause
 
 __all__ = ["PlausibilityScores", "SentenceEncoder", "copa_by_generation", "decide",
            "template_share"]
-
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 
 
 class SentenceEncoder:
@@ -105,11 +103,6 @@ def decide(item: CopaItem, outputs: Sequence[str], encoder: SentenceEncoder) -> 
     return (1 if best[0] > best[1] else 2), False
 
 
-def _trigrams(text: str) -> set[tuple[str, ...]]:
-    w = _WORD.findall(text.lower())
-    return {tuple(w[i:i + 3]) for i in range(len(w) - 2)}
-
-
 def template_share(outputs: Sequence[Sequence[str]]) -> float:
     """Share of outputs that share a word trigram with at least two other outputs of their list.
 
@@ -117,7 +110,7 @@ def template_share(outputs: Sequence[Sequence[str]]) -> float:
     """
     templated = total = 0
     for top in outputs:
-        grams = [_trigrams(t) for t in top]
+        grams = [word_ngrams(t, 3) for t in top]  # the template limit's trigrams
         counts = Counter(g for gs in grams for g in gs)
         templated += sum(any(counts[g] >= 3 for g in gs) for gs in grams)
         total += len(top)
