@@ -58,6 +58,7 @@ from train.checkpoint import (
     restore_rng,
     save_state,
 )
+from train.cross_encoder import mean_pool
 from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
 from train.models import minilm_tokenizer_path
@@ -145,9 +146,7 @@ class CausalBert(nn.Module):
         # input_ids, attention_mask: (batch, tokens) -> scores: (batch,)
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state  # (b, t, h)
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)  # (b, t, 1)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)  # (b, h)
-        return self.head(pooled).squeeze(-1)  # (b,)
+        return self.head(mean_pool(hidden, attention_mask)).squeeze(-1)  # (b,)
 
 
 def score_pairs(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],

@@ -57,6 +57,8 @@ __all__ = [
     "POOLINGS",
     "CrossEncoder",
     "CrossEncoderOptions",
+    "load_encoder",
+    "mean_pool",
     "pool_name",
     "train_multiple_choice",
     "train_pair_classifier",
@@ -151,8 +153,10 @@ def _encoder_folder(encoder: str | Path | None) -> Path:
     return folder
 
 
-def _load_encoder(folder: Path) -> tuple[Any, Any]:
-    """The encoder and tokenizer of a local folder; safetensors weights only (never a pickle)."""
+def load_encoder(folder: Path) -> tuple[Any, Any]:
+    """The encoder and tokenizer of a local folder; safetensors weights only (never a pickle):
+    a folder without ``model.safetensors`` or one that does not load is a
+    :class:`~train.errors.ModelFolderError` naming it."""
     from transformers import AutoModel, AutoTokenizer
 
     if not (folder / "model.safetensors").is_file():
@@ -171,6 +175,18 @@ def _load_encoder(folder: Path) -> tuple[Any, Any]:
                                f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
                                ) from None
     return model, tokenizer
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The mean of ``hidden`` (batch, tokens, h) over the tokens ``mask`` (batch, tokens) keeps:
+    (batch, h). The pooling of sentence-transformers' MiniLM, of CausalBERT and of the
+    cross-encoder.
+
+    >>> mean_pool(torch.tensor([[[1.0], [3.0], [9.0]]]), torch.tensor([[1, 1, 0]]))
+    tensor([[2.]])
+    """
+    m = mask.unsqueeze(-1).to(hidden.dtype)  # (batch, tokens, 1)
+    return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
 
 
 class CrossEncoder(nn.Module):
@@ -199,10 +215,7 @@ class CrossEncoder(nn.Module):
 
     # -- building blocks
     def _pool(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        if self.pooling == "cls":
-            return hidden[:, 0]
-        m = mask.unsqueeze(-1).to(hidden.dtype)
-        return (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)
+        return hidden[:, 0] if self.pooling == "cls" else mean_pool(hidden, mask)
 
     def _tokenize(self, texts_a: Sequence[str], texts_b: Sequence[str] | None) -> dict[str, Any]:
         return self.tokenizer(list(texts_a), list(texts_b) if texts_b is not None else None,
@@ -335,7 +348,7 @@ class CrossEncoder(nn.Module):
             raise ModelFolderError(f"{os.fspath(folder / CONFIG_FILE)!r} is not a dpc "
                                    f"cross-encoder config (format is not {FORMAT!r})")
         check_safetensors(folder / HEAD_FILE)
-        encoder, tokenizer = _load_encoder(folder / ENCODER_DIR)
+        encoder, tokenizer = load_encoder(folder / ENCODER_DIR)
         try:
             model = cls(encoder, tokenizer, mode=config["mode"], num_labels=config["num_labels"],
                         pooling=config.get("pooling", "mean"),
@@ -380,7 +393,7 @@ def _new_model(options: CrossEncoderOptions, mode: str, num_labels: int,
                 f"{model.num_labels} labels, not a {mode} model with {num_labels}")
         model.max_length = options.max_length
         return model
-    encoder, tokenizer = _load_encoder(_encoder_folder(options.encoder))
+    encoder, tokenizer = load_encoder(_encoder_folder(options.encoder))
     torch.manual_seed(options.seed)
     return CrossEncoder(encoder, tokenizer, mode=mode, num_labels=num_labels,
                         pooling=options.pooling, label_names=label_names,

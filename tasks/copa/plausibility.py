@@ -53,7 +53,8 @@ class SentenceEncoder:
 
     def __init__(self, path: str | Path | None = None, batch_size: int = 64) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer
+
+        from train.cross_encoder import load_encoder, mean_pool
 
         if path is None:
             from train.models import minilm_tokenizer_path
@@ -62,9 +63,9 @@ class SentenceEncoder:
         folder = Path(path)
         if not (folder / "config.json").is_file():
             raise DpcError(f"sentence encoder {str(path)!r} is not a model folder")
-        self._torch = torch
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        self.model = AutoModel.from_pretrained(str(folder)).eval()
+        self._torch, self._pool = torch, mean_pool
+        model, self.tokenizer = load_encoder(folder)  # safetensors only
+        self.model = model.eval()
         self.batch_size = batch_size
         self._cache: dict[str, Any] = {}
 
@@ -78,8 +79,7 @@ class SentenceEncoder:
                 batch = self.tokenizer(chunk, padding=True, truncation=True, max_length=128,
                                        return_tensors="pt")
                 hidden = self.model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                pooled = self._pool(hidden, batch["attention_mask"])
                 pooled = torch.nn.functional.normalize(pooled, dim=-1)
                 self._cache.update(zip(chunk, pooled))
         if not texts:
