@@ -295,28 +295,16 @@ class VariantGenerator:
         sets = [keep_constraints(h).sets() if constrained else [] for h in implied]
         bans = [list(NEGATION_BANS) if constrained and ban_negation and lab == "contradiction"
                 else [] for lab in labels]
-        results: list[Variant | None] = [None] * len(prompts)
-        # rows with constraints and rows without go in separate calls (the engine tells shared
-        # from per-input constraints by nesting depth, which an empty list does not show)
-        groups = [[i for i in range(len(prompts)) if sets[i]],
-                  [i for i in range(len(prompts)) if not sets[i]]]
-        for rows in groups:
-            if not rows:
-                continue
-            with_sets = bool(sets[rows[0]])
-            outs = dpc_generate(
-                self.model, self.tokenizer, [prompts[i] for i in rows],
-                [sets[i] for i in rows] if with_sets else None,
-                banned=[bans[i] for i in rows] if any(bans[i] for i in rows) else None,
-                tokenize=TokenizeOptions(whole_word=True), num_beams=num_beams,
-                num_return_sequences=1, max_new_tokens=max_new_tokens, eos_token_id=self.eos,
-                batch_size=batch_size, generation_config=None)
-            for i, out in zip(rows, outs):
-                best = out[0]
-                text = " ".join(best.text.split("\n")[0].split())
-                results[i] = Variant(labels[i], text, best.satisfied if with_sets else None,
-                                     constrained, float(best.score))
-        return [r for r in results if r is not None]
+        # one list of sets per input; a row with none is an empty list, a call with none at
+        # all passes None (the engine would read [[], ...] as shared empty sets)
+        outs = dpc_generate(
+            self.model, self.tokenizer, prompts, sets if any(sets) else None,
+            banned=bans if any(bans) else None, tokenize=TokenizeOptions(whole_word=True),
+            num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens,
+            eos_token_id=self.eos, batch_size=batch_size, generation_config=None)
+        return [Variant(label, " ".join(out[0].text.split("\n")[0].split()),
+                        out[0].satisfied if set_ else None, constrained, float(out[0].score))
+                for label, set_, out in zip(labels, sets, outs)]
 
 
 # ----------------------------------------------------------------------------- training
