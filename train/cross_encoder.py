@@ -42,6 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from causal_mining.shards import write_json
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -321,7 +322,7 @@ class CrossEncoder(nn.Module):
         head = {k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}
         save_file(head, os.fspath(folder / (HEAD_FILE + ".tmp")))
         (folder / (HEAD_FILE + ".tmp")).replace(folder / HEAD_FILE)
-        _write_json(folder / CONFIG_FILE, self.config())
+        write_json(folder / CONFIG_FILE, self.config())
         return folder
 
     @classmethod
@@ -359,12 +360,6 @@ class CrossEncoder(nn.Module):
             raise ModelFolderError(f"cross-encoder {name!r} is inconsistent: {err}") from None
         model.float().eval()
         return model
-
-
-def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 def _flatten_choices(contexts: Sequence[str], choices: Sequence[Sequence[str]]
@@ -456,7 +451,7 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
                 raise TrainDataError(f"{os.fspath(folder)!r} holds a training run with other data "
                                      "or options; give another out folder or the same settings")
         else:
-            _write_json(folder / RUN_FILE, run)
+            write_json(folder / RUN_FILE, run)
         if (folder / "training_summary.json").exists() and (folder / CONFIG_FILE).exists() \
                 and not (folder / STATE_FILE).exists():
             return CrossEncoder.load(folder)  # a finished run: nothing left to do
@@ -588,7 +583,7 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
         info = {"steps": step, "total_steps": total_steps, "stopped_by_time": stopped,
                 "train_minutes": round(elapsed / 60, 2), "best_dev_accuracy":
                 best if dev is not None else None, "history": history}
-        _write_json(folder / "training_summary.json", info)
+        write_json(folder / "training_summary.json", info)
         (folder / STATE_FILE).unlink(missing_ok=True)
         if (folder / BEST_DIR).exists():
             shutil.rmtree(folder / BEST_DIR)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from causal_mining.shards import write_json
 from tasks.aflite.formats import Instances
 from tasks.errors import TaskError
 
@@ -223,7 +224,7 @@ def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str 
         return EmbeddedSet(_load_array(final), _load_array(where), chosen, folder)
     meta = {"options": asdict(options), "format": instances.format, "view": instances.view,
             "instances": len(instances), "finetuned_on": int(size)}
-    (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    write_json(folder / "meta.json", meta)
     if size:
         model = _finetuned_model(instances, chosen, options, folder / "finetune", progress)
     else:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from causal_mining.shards import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
 
@@ -154,9 +155,7 @@ def train_classifier(rows: Sequence[InliRow], out: str | Path, options: Any, *,
     meta = {"hypothesis_only": hypothesis_only, "dev_fraction": dev_fraction,
             "split_seed": split_seed,
             "train_premises": len(train_rows), "dev_premises": len(dev_rows)}
-    tmp = Path(out) / (CLASSIFIER_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(Path(out) / CLASSIFIER_FILE)
+    write_json(Path(out) / CLASSIFIER_FILE, meta)
     return InliClassifier(model, hypothesis_only)
 
 

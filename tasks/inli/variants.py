@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from causal_mining.shards import write_json
 from dpc_errors import DpcError
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
@@ -364,7 +365,7 @@ def train_generator(rows: Sequence[InliRow], out: str | Path,
         if (folder / CONFIG_FILE).exists() and not (folder / STATE_FILE).exists():
             return json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))["summary"]
     else:
-        (folder / RUN_FILE).write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+        write_json(folder / RUN_FILE, run)
     torch.manual_seed(options.seed)
     base, tokenizer = _load_base(options.base)
     model = _lora(base, options.r, options.alpha)
@@ -441,9 +442,7 @@ def train_generator(rows: Sequence[InliRow], out: str | Path,
                "final_loss": round(sum(losses) / max(1, len(losses)), 4)}
     config = {"format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
               "prompt": "Premise: {premise}\\nImplied: {implied}\\n{Label}:", "summary": summary}
-    tmp = folder / (CONFIG_FILE + ".tmp")
-    tmp.write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(folder / CONFIG_FILE)
+    write_json(folder / CONFIG_FILE, config)
     (folder / STATE_FILE).unlink(missing_ok=True)
     return summary
 

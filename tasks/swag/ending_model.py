@@ -29,12 +29,12 @@ round trip (:func:`normalise_ending`) so that case and spacing tell nothing.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from causal_mining.shards import write_json
 from dpc_files import check_output_folder
 
 __all__ = [
@@ -128,7 +128,7 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER
     if not marker.exists():
-        marker.write_text(json.dumps({"status": "training"}) + "\n")
+        write_json(marker, {"status": "training"})
     bank = folder / "bank.tsv"
     counts = build_bank(items, bank)
     start = str(init_from if init_from is not None else DEFAULT_MODEL_DIR)
@@ -140,5 +140,5 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
         seed=seed, init_from=start, progress=progress)
     result = asdict(train_generator(options))
     result["bank"] = counts
-    marker.write_text(json.dumps(result, indent=1) + "\n")
+    write_json(marker, result)
     return result

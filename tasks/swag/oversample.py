@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from causal_mining.shards import write_json
 from dpc_files import check_output_folder
 from tasks.errors import TaskError
 from tasks.swag.ending_model import context_input, normalise_ending
@@ -169,7 +170,7 @@ def _claim(folder: Path, settings: dict[str, Any]) -> None:
             raise TaskError(f"{os.fspath(folder)!r} holds a pool sampled with other settings "
                             f"({'; '.join(diffs)}); use another --out or the same settings")
         return
-    path.write_text(json.dumps({"settings": settings}, indent=1) + "\n")
+    write_json(path, {"settings": settings})
 
 
 def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any,
@@ -257,6 +258,5 @@ def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any
         "this_run": {"seconds": round(seconds, 1), "returned": drawn, "kept": kept,
                      "kept_per_second": round(kept / seconds, 2) if seconds and todo else None},
     }
-    (folder / SETTINGS).write_text(json.dumps({"settings": settings, "summary": summary},
-                                              indent=1) + "\n")
+    write_json(folder / SETTINGS, {"settings": settings, "summary": summary})
     return summary
