@@ -127,6 +127,10 @@ def make_env(root: Path) -> dict[str, str]:
     (root / "bank").mkdir()
     write_pairs(root / "bank" / "causalbank-00000.tsv", tiny_pairs())
     (root / "vocab.txt").write_text("rain\nwet\n", encoding="utf-8")
+    (root / "wg.jsonl").write_text(json.dumps({"qID": "q-1", "sentence": "Ian ate because _ was "
+                                               "hungry.", "option1": "Ian", "option2": "Dennis",
+                                               "answer": "2"}) + "\n", encoding="utf-8")
+    (root / "bad.csv").write_text("premise,hypothesis,label\nP,H,neutral\n", encoding="utf-8")
     paths = {p.name.replace(".", "_"): str(p) for p in root.iterdir()}
     paths["root"] = str(root)
     paths["missing"] = str(root / "no-such-folder")
@@ -330,6 +334,25 @@ CASES: list[Case] = [
          "did not write"),
     Case("train causal-bert --pairs", ("train", "causal-bert", "--bank", "{bank}", "--out",
                                        "{root}/cb", "--pairs", "many"), 2, "--pairs"),
+    # the task pipelines and the web page (all refused before any model is read)
+    Case("aflite a line that is not an object", ("aflite", "{not_json_jsonl}", "--format",
+                                                  "winogrande", "--out", "{root}/af"), 2,
+         "not_json.jsonl:1: a WinoGrande line must be a JSON object"),
+    Case("aflite --out holds other files", ("aflite", "{wg_jsonl}", "--format", "winogrande",
+                                            "--out", "{foreign}"), 2, "did not write"),
+    Case("aflite m larger than the data", ("aflite", "{wg_jsonl}", "--format", "winogrande",
+                                           "--out", "{root}/af"), 2,
+         "must be smaller than the number of instances (1)"),
+    Case("inli eval a CSV without the columns", ("inli", "eval", "{bad_csv}"), 2,
+         "missing column(s) dataset, implied_entailment"),
+    Case("inli variants unknown label", ("inli", "variants", "--premise", "P", "--implied", "H",
+                                         "--labels", "bogus"), 2, "unknown INLI label 'bogus'"),
+    Case("swag oversample a line that is not an object",
+         ("swag", "oversample", "{not_json_jsonl}", "--out", "{root}/pool"), 2,
+         "not_json.jsonl:1: a multiple-choice line must be a JSON object"),
+    Case("swag filter without a pool", ("swag", "filter", "{missing}", "--out", "{root}/f.jsonl"),
+         2, "run `dpc swag oversample` first"),
+    Case("serve --port out of range", ("serve", "--port", "99999"), 2, "--port (=99999)"),
 ]
 
 
@@ -460,12 +483,13 @@ def test_bad_input_python_api(name: str, call: Callable[[dict[str, str]], object
 
 def test_the_table_is_large_and_covers_every_command() -> None:
     assert len(CASES) + len(API_CASES) >= 40
-    firsts = {c.argv[0] if c.argv[0] != "graph" and c.argv[0] != "eval" and c.argv[0] != "train"
-              else " ".join(c.argv[:2]) for c in CASES}
+    groups = ("graph", "eval", "train", "inli", "swag")  # commands with subcommands
+    firsts = {" ".join(c.argv[:2]) if c.argv[0] in groups else c.argv[0] for c in CASES}
     assert {"generate", "mine", "graph build", "graph show", "graph query", "graph stats",
             "graph export", "graph cooccur", "eval copa", "eval generation", "train tokenizer",
             "train generator", "train trim-vocab", "train export",
-            "train causal-bert"} <= firsts
+            "train causal-bert", "aflite", "inli eval", "inli variants", "swag oversample",
+            "swag filter", "serve"} <= firsts
 
 
 # ----------------------------------------------------------------------------- --help
