@@ -215,7 +215,8 @@ class TensorAutomaton:
     leaving: torch.Tensor  # (nodes, M) int64: symbols that leave the root from the node, in
     # alphabet order, padded with the first of them (M: the most any node has)
     completes: torch.Tensor  # (nodes, S) bool: sets completed on reaching the node
-    pending: torch.Tensor  # (nodes, S) bool: sets met if the token after the node starts a word
+    pending: torch.Tensor | None  # (nodes, S) bool: sets met if the token after the node starts
+    #                               a word (None without whole-word rows: nothing is pending)
     useful: torch.Tensor  # (nodes, S) bool: the node is on the way to a live alternative of the set
     violation: torch.Tensor  # (nodes,) bool: reaching the node completes a banned phrase
     depth: torch.Tensor  # (nodes,) int64
@@ -227,7 +228,7 @@ class TensorAutomaton:
     need_table: torch.Tensor  # (entries,) int16: exact need of (node, met-bits) at need_base[node] + bits
     need_base: torch.Tensor  # (nodes,) int64: start of the node's row of need_table
     completes_bits: torch.Tensor  # (nodes,) int64: met-bits of the sets completed on reaching the node
-    pending_bits: torch.Tensor  # (nodes,) int64: met-bits of the sets pending at the node
+    pending_bits: torch.Tensor | None  # (nodes,) int64: met-bits pending at the node (or None)
     met_weight: torch.Tensor  # (rows, S) int64: met-bit of each set; 0 for padding, impossible, inexact
     exact_node: torch.Tensor  # (nodes,) bool: the node's automaton has an exact need table
     symbol_table: torch.Tensor | None  # (distinct, W) int32: symbol of token t; None: binary search
@@ -286,7 +287,8 @@ class TensorAutomaton:
         next_node = torch.tensor(t.next_node, dtype=torch.long)
         depth = torch.tensor(t.depth, dtype=torch.long)
         useful = _bit_matrix(t.useful, num_sets)
-        pending = _bit_matrix(t.pending, num_sets)
+        ww = continues is not None  # the pending tables are read only with whole-word rows
+        pending = _bit_matrix(t.pending, num_sets) if ww else None
         top = max([al[-1] for al in letters if al] + [0])
         columns = vocab_size if vocab_size is not None else top + 2
         # The symbol table is written where it lives: only its entries travel (it can be tens of
@@ -319,7 +321,7 @@ class TensorAutomaton:
             "need_table": torch.tensor(t.need_table, dtype=torch.int16),
             "need_base": torch.tensor(t.need_base, dtype=torch.long),
             "completes_bits": torch.tensor(t.completes_bits, dtype=torch.long),
-            "pending_bits": torch.tensor(t.pending_bits, dtype=torch.long),
+            "pending_bits": torch.tensor(t.pending_bits, dtype=torch.long) if ww else None,
             "continues": continues,
             "met_weight": torch.tensor(t.met_weight, dtype=torch.long)[block_t],
             "exact_node": torch.tensor(
