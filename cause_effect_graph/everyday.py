@@ -111,32 +111,9 @@ def _where(path: Path, line: int) -> str:
     return f"{os.fspath(path)}:{line}"
 
 
-def _ecare_pair(row: object, path: Path, line: int) -> tuple[str, str]:
-    if not isinstance(row, dict):
-        raise GraphError(f"{_where(path, line)}: an e-CARE row has to be a JSON object, "
-                         f"not {type(row).__name__}")
-    if "cause" in row and "effect" in row:
-        cause, effect = row["cause"], row["effect"]
-    elif {"premise", "ask-for", "hypothesis1", "hypothesis2", "label"} <= row.keys():
-        label, ask = row["label"], row["ask-for"]
-        if label not in (0, 1) or isinstance(label, bool):
-            raise GraphError(f"{_where(path, line)}: `label` (={label!r}) has to be 0 or 1")
-        if ask not in ("cause", "effect"):
-            raise GraphError(f"{_where(path, line)}: `ask-for` (={ask!r}) has to be 'cause' "
-                             "or 'effect'")
-        answer = row["hypothesis1"] if label == 0 else row["hypothesis2"]
-        cause, effect = (answer, row["premise"]) if ask == "cause" else (row["premise"], answer)
-    else:
-        raise GraphError(f"{_where(path, line)}: not an e-CARE row (it needs 'cause' and "
-                         "'effect', or 'premise', 'ask-for', 'hypothesis1', 'hypothesis2' and "
-                         f"'label'; it has {', '.join(sorted(row)) or 'no keys'})")
-    if not isinstance(cause, str) or not isinstance(effect, str):
-        raise GraphError(f"{_where(path, line)}: the cause and effect have to be strings")
-    return cause.strip(), effect.strip()
-
-
 def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
-    """``(cause, effect)`` of every row of an e-CARE JSON-lines file (either task's format).
+    """``(cause, effect)`` of every row of an e-CARE JSON-lines file (either task's format):
+    :func:`causal_mining.everyday.read_ecare`, with its errors as :class:`GraphError`.
 
     Raises
     ------
@@ -155,16 +132,13 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
     ...
     cause_effect_graph.errors.GraphError: ...e.jsonl:1: not an e-CARE row (... it has cause)
     """
-    path = Path(path)
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise GraphError(f"{_where(path, number)}: not JSON ({err.msg})") from None
-            yield _ecare_pair(row, path, number)
+    from causal_mining.errors import BankFormatError
+    from causal_mining.everyday import read_ecare as read_pairs
+
+    try:
+        yield from read_pairs(path)
+    except BankFormatError as err:
+        raise GraphError(str(err)) from None
 
 
 def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:

@@ -1,7 +1,8 @@
 """``dpc train ...``: tokenizer, generator training and dev metrics.
 
 ``add_train_parser(subparsers)`` registers ``dpc train tokenizer``, ``dpc train generator``,
-``dpc train trim-vocab``, ``dpc train export``, ``dpc train evaluate`` and ``dpc train causal-bert``;
+``dpc train trim-vocab``, ``dpc train export``, ``dpc train evaluate``, ``dpc train causal-bert``
+and ``dpc train lm-generator``;
 the same commands run as ``python -m train.cli tokenizer|generator|trim-vocab|export|evaluate|
 causal-bert``.
 Each command prints its own errors and returns an exit status (2 for bad input).
@@ -25,11 +26,13 @@ from dpc_device import add_device_arguments
 from dpc_errors import DpcError
 
 __all__ = ["add_train_parser", "causal_bert_command", "evaluate_command", "export_command",
-           "generator_command", "main", "tokenizer_command", "trim_vocab_command"]
+           "generator_command", "lm_generator_command", "main", "tokenizer_command",
+           "trim_vocab_command"]
 
 
 def add_train_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dpc train`` and its subcommands on an argparse subparsers object."""
+    from train.cause_effect_lm import LmGeneratorOptions
     from train.options import CausalBertOptions, TrainOptions
 
     p = sub.add_parser("train", help="train the tokenizer and the cause/effect generators")
@@ -121,6 +124,30 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
     cb.add_argument("--no-progress", action="store_true", help="no progress bar")
     cb.set_defaults(func=causal_bert_command,
                     interrupted=_checkpoint_kept("checkpoint.safetensors"))
+
+    lm = cmds.add_parser(
+        "lm-generator",
+        help="fine-tune a pretrained causal LM (LoRA) on everyday cause/effect pairs")
+    lm.add_argument("--pairs", required=True, nargs="+", metavar="FILE",
+                    help="e-CARE JSON lines files (either task's format), e.g. "
+                    "../shared/data/ecare/explanation_generation_train.jsonl")
+    lm.add_argument("--out", required=True,
+                    help="run folder: adapter.safetensors + generator.json (use it with "
+                    "--model OUT); rerun the same command to resume")
+    lm_defaults = LmGeneratorOptions()
+    for f in fields(LmGeneratorOptions):
+        if f.name == "progress":
+            continue
+        value = getattr(lm_defaults, f.name)
+        kind = {"epochs": float, "lr": float, "max_minutes": float, "max_pairs": int,
+                "base": str}.get(f.name, type(value))
+        lm.add_argument("--" + f.name.replace("_", "-"), type=kind, default=value,
+                        help="a train.pretrained name or a causal LM folder" if f.name == "base"
+                        else None)
+    add_device_arguments(lm, training=True)
+    lm.add_argument("--no-progress", action="store_true", help="no progress bar")
+    lm.set_defaults(func=lm_generator_command,
+                    interrupted=_checkpoint_kept("lora_state.safetensors"))
     return p
 
 
@@ -248,6 +275,33 @@ def causal_bert_command(args: argparse.Namespace) -> int:
     except DpcError as err:
         return _error("causal-bert", err)
     return _print_summary(result)
+
+
+def lm_generator_command(args: argparse.Namespace) -> int:
+    """``dpc train lm-generator``: fine-tune (or resume) the cause/effect LM; prints its summary
+    as JSON."""
+    from causal_mining.errors import MiningError
+    from causal_mining.everyday import read_ecare
+    from dpc_device import resolve_device
+    from dpc_files import check_output_folder
+    from train.cause_effect_lm import CONFIG_FILE, LmGeneratorOptions, train_cause_effect_lm
+
+    _no_hub_bars(args)
+    try:
+        resolve_device(args.device)
+        values = {f.name: getattr(args, f.name) for f in fields(LmGeneratorOptions)
+                  if f.name != "progress"}
+        options = LmGeneratorOptions(**values, progress=not args.no_progress)
+        pairs = [pair for path in args.pairs for pair in read_ecare(path)]
+        out = check_output_folder(args.out, "--out",
+                                  markers=["lm_generator_run.json", CONFIG_FILE],
+                                  command="dpc train lm-generator")
+        summary = train_cause_effect_lm(pairs, out, options, args.pairs, device=args.device,
+                                        dtype=args.dtype)
+    except (DpcError, MiningError) as err:
+        return _error("lm-generator", err)
+    print(json.dumps(summary, indent=1))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

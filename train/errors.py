@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dpc_errors import DpcError
 
-__all__ = ["ModelFolderError", "TrainDataError", "TrainError"]
+__all__ = ["ModelFolderError", "TrainConfigError", "TrainDataError", "TrainError"]
 
 
 class TrainError(DpcError):
     """Base class of the training errors."""
+
+
+class TrainConfigError(TrainError):
+    """A training option is out of range; the message names it and its value."""
 
 
 class TrainDataError(TrainError):

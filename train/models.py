@@ -201,20 +201,31 @@ def load_generator(path: str | Path) -> LoadedModel:
 
 def resolve_generator(model: str | Path | None = None) -> LoadedModel:
     """The generator ``model`` names: ``None`` the default (:data:`DEFAULT_GENERATOR`),
-    ``"bundled"`` the bundled seq2seq generator, a pretrained model's name
-    (:data:`train.pretrained.PRETRAINED`, unless a folder of that name exists), or a model
-    folder (seq2seq or causal LM).
+    ``"bundled"`` the bundled seq2seq generator, ``"smollm2-ecare"`` the bundled fine-tuned
+    causal LM (:mod:`train.cause_effect_lm`), a pretrained model's name
+    (:data:`train.pretrained.PRETRAINED`, unless a folder of that name exists), a folder of
+    ``dpc train lm-generator``, or a model folder (seq2seq or causal LM).
 
     >>> resolve_generator("/no/such/model")
     Traceback (most recent call last):
     ...
     dpc_errors.DpcError: model path '/no/such/model' is not a folder
     """
+    from train.cause_effect_lm import (
+        BUNDLED_LM,
+        BUNDLED_LM_DIR,
+        is_cause_effect_lm,
+        load_cause_effect_lm,
+    )
     from train.pretrained import PRETRAINED, load_pretrained
 
     name = DEFAULT_GENERATOR if model is None else str(model)
     if name == BUNDLED and not Path(name).exists():
         return default_model()
+    if name == BUNDLED_LM and not Path(name).exists():
+        return load_cause_effect_lm(BUNDLED_LM_DIR)
     if name in PRETRAINED and not Path(name).exists():
         return load_pretrained(name)
-    return load_model(model)  # type: ignore[arg-type]
+    if is_cause_effect_lm(name):
+        return load_cause_effect_lm(name)
+    return load_model(name)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from causal_mining.pair import check_direction
 from dpc_errors import DpcError
 
-__all__ = ["CAUSAL", "CAUSAL_ZERO_SHOT", "SEQ2SEQ", "InputFormat", "input_format_for"]
+__all__ = ["CAUSAL", "CAUSAL_ZERO_SHOT", "NAMED_FORMATS", "SEQ2SEQ", "InputFormat", "input_format_for"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,29 @@ CAUSAL = InputFormat(
                      "Nobody watered the plant, so it died.\n"))
 
 
+#: Formats a model's config may name as ``dpc_input_format`` (set by the loader of a model
+#: fine-tuned on one, :func:`train.cause_effect_lm.load_cause_effect_lm`).
+NAMED_FORMATS: dict[str, InputFormat] = {"seq2seq": SEQ2SEQ, "causal": CAUSAL,
+                                         "causal-zero-shot": CAUSAL_ZERO_SHOT}
+
+
 def input_format_for(model: Any) -> InputFormat:
-    """The format a model reads: :data:`SEQ2SEQ` for encoder-decoders, :data:`CAUSAL` otherwise."""
+    """The format a model reads: the one its config names as ``dpc_input_format`` (a model
+    fine-tuned on it), else :data:`SEQ2SEQ` for encoder-decoders and :data:`CAUSAL` (worked
+    examples first) for a pretrained causal LM.
+
+    >>> from types import SimpleNamespace
+    >>> input_format_for(SimpleNamespace(config=SimpleNamespace(is_encoder_decoder=False))) is CAUSAL
+    True
+    >>> tuned = SimpleNamespace(config=SimpleNamespace(is_encoder_decoder=False,
+    ...                                                dpc_input_format="causal-zero-shot"))
+    >>> input_format_for(tuned).prompt("babies cry", "cause")
+    'babies cry because'
+    """
+    named = getattr(model.config, "dpc_input_format", None)
+    if named is not None:
+        if named not in NAMED_FORMATS:
+            raise DpcError(f"the model's config names an unknown input format {named!r}; "
+                           f"known: {', '.join(sorted(NAMED_FORMATS))}")
+        return NAMED_FORMATS[named]
     return SEQ2SEQ if getattr(model.config, "is_encoder_decoder", False) else CAUSAL

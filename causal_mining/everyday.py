@@ -1,0 +1,97 @@
+"""Curated everyday cause–effect pairs: the e-CARE reader.
+
+e-CARE (Du et al., ACL 2022, MIT) holds COPA-style questions in modern everyday English. Both of
+its tasks' files give ``(cause, effect)`` sentence pairs:
+
+- ``explanation_generation_*.jsonl``: rows ``{"cause", "effect", "conceptual_explanation", ...}``;
+- ``causal_reasoning_*.jsonl``: rows ``{"premise", "ask-for", "hypothesis1", "hypothesis2",
+  "label"}``, whose correct hypothesis (``label`` 0 or 1) and premise form the pair by
+  ``ask-for``.
+
+The graph adds these pairs as edges (:mod:`cause_effect_graph.everyday`) and the trainer
+fine-tunes a causal LM on them (:mod:`train.cause_effect_lm`): both read them here, below both
+packages.
+
+>>> import tempfile, pathlib
+>>> f = pathlib.Path(tempfile.mkdtemp()) / "e.jsonl"
+>>> _ = f.write_text('{"premise": "I slipped.", "ask-for": "cause", "hypothesis1": "The '
+...                  'floor was wet.", "hypothesis2": "I ate.", "label": 0}\\n')
+>>> list(read_ecare(f))
+[('The floor was wet.', 'I slipped.')]
+>>> _ = f.write_text('{"cause": "rain"}\\n')
+>>> list(read_ecare(f))
+Traceback (most recent call last):
+...
+causal_mining.errors.BankFormatError: ...e.jsonl:1: not an e-CARE row (... it has cause)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from causal_mining.errors import BankFormatError
+
+__all__ = ["ecare_pair", "read_ecare"]
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{os.fspath(path)}:{line}"
+
+
+def ecare_pair(row: object, path: Path, line: int) -> tuple[str, str]:
+    """``(cause, effect)`` of one parsed e-CARE row (either task's format), stripped; a
+    :class:`~causal_mining.errors.BankFormatError` naming ``path:line`` otherwise."""
+    if not isinstance(row, dict):
+        raise BankFormatError(f"{_where(path, line)}: an e-CARE row has to be a JSON object, "
+                              f"not {type(row).__name__}")
+    if "cause" in row and "effect" in row:
+        cause, effect = row["cause"], row["effect"]
+    elif {"premise", "ask-for", "hypothesis1", "hypothesis2", "label"} <= row.keys():
+        label, ask = row["label"], row["ask-for"]
+        if label not in (0, 1) or isinstance(label, bool):
+            raise BankFormatError(f"{_where(path, line)}: `label` (={label!r}) has to be 0 or 1")
+        if ask not in ("cause", "effect"):
+            raise BankFormatError(f"{_where(path, line)}: `ask-for` (={ask!r}) has to be "
+                                  "'cause' or 'effect'")
+        answer = row["hypothesis1"] if label == 0 else row["hypothesis2"]
+        cause, effect = (answer, row["premise"]) if ask == "cause" else (row["premise"], answer)
+    else:
+        raise BankFormatError(
+            f"{_where(path, line)}: not an e-CARE row (it needs 'cause' and 'effect', or "
+            "'premise', 'ask-for', 'hypothesis1', 'hypothesis2' and 'label'; it has "
+            f"{', '.join(sorted(row)) or 'no keys'})")
+    if not isinstance(cause, str) or not isinstance(effect, str):
+        raise BankFormatError(f"{_where(path, line)}: the cause and effect have to be strings")
+    return cause.strip(), effect.strip()
+
+
+def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
+    """``(cause, effect)`` of every row of an e-CARE JSON-lines file (either task's format).
+
+    Raises
+    ------
+    BankFormatError
+        Naming the file (unreadable, not UTF-8) or the file and line of a row that is not JSON
+        or not an e-CARE row.
+    """
+    path = Path(path)
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as err:
+        raise BankFormatError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
+    with handle:
+        try:
+            for number, text in enumerate(handle, 1):
+                if not text.strip():
+                    continue
+                try:
+                    row = json.loads(text)
+                except json.JSONDecodeError as err:
+                    raise BankFormatError(f"{_where(path, number)}: not JSON ({err.msg})"
+                                          ) from None
+                yield ecare_pair(row, path, number)
+        except UnicodeDecodeError:
+            raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None

@@ -1,0 +1,247 @@
+"""A pretrained causal LM fine-tuned (LoRA) to write causes and effects of everyday events.
+
+Asked zero-shot, a small pretrained LM continues ``"The car broke down because"`` with an essay
+or a generic clause, and worked examples in the prompt leak into its answers ("nobody built it"
+after "nobody watered it"). Fine-tuned on everyday (cause, effect) sentence pairs -- e-CARE's
+14.9k, read by :func:`causal_mining.everyday.read_ecare` -- in both directions, it answers the
+plain question with one short clause about the input, with no examples in the prompt:
+
+============================  ==========================================================
+example                       model input → target
+============================  ==========================================================
+cause of an effect            ``"The man fell asleep because"`` → ``" he was tired."``
+effect of a cause             ``"He was tired, so"`` → ``" he fell asleep."``
+============================  ==========================================================
+
+The inputs are :data:`train.prompts.CAUSAL_ZERO_SHOT`, the format ``dpc generate`` builds for
+this model. The answer clause starts lower-case unless its first word is a name ("I", or a word
+the data only ever writes capitalised); half the inputs (chosen by a hash, so every run agrees)
+are lower-cased too, as users type them ("babies cry"). A pair whose cause and effect are
+identical, or either under two words, is skipped.
+
+The adapter is trained by :func:`train.lora.train_lora` and saved beside ``generator.json``
+(:data:`CONFIG_FILE`); :func:`load_cause_effect_lm` merges it into the base model.
+``dpc train lm-generator`` makes one; the bundled one (``train/cause_effect_lm/``, the default
+generator, ``--model smollm2-ecare``) was made by the command in benchmarks/train/RESULTS.md.
+
+>>> proper = proper_nouns(["Tom is sad.", "He met Tom.", "The dog barked."])
+>>> sorted(proper)
+['tom']
+>>> clause("The dog barked.", proper), clause("Tom is sad!", proper), clause("I ran.", proper)
+('the dog barked', 'Tom is sad', 'I ran')
+>>> for prompt, target in cause_effect_examples([("He was tired.", "He fell asleep.")], proper):
+...     print(repr(prompt), "->", repr(target))
+'He fell asleep because' -> 'he was tired'
+'He was tired, so' -> 'he fell asleep'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from causal_mining.shards import write_json
+from train.errors import TrainConfigError, TrainDataError, TrainError
+
+__all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGeneratorOptions",
+           "cause_effect_examples", "clause", "is_cause_effect_lm", "load_cause_effect_lm",
+           "proper_nouns", "split_pairs", "train_cause_effect_lm"]
+
+#: The folder file that marks a fine-tuned cause/effect LM and says how to rebuild it.
+CONFIG_FILE = "generator.json"
+FORMAT = "dpc-cause-effect-lm-1"
+#: ``--model`` name of the bundled fine-tuned generator, and its folder (adapter + config).
+BUNDLED_LM = "smollm2-ecare"
+BUNDLED_LM_DIR = Path(__file__).resolve().parent / "cause_effect_lm"
+#: The input format the model was trained on (:data:`train.prompts.CAUSAL_ZERO_SHOT`).
+INPUT_FORMAT = "causal-zero-shot"
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+
+
+def proper_nouns(sentences: Iterable[str]) -> set[str]:
+    """Lower-cased words the sentences write capitalised, and never in lower case, when not
+    first in the sentence: names ("Tom", "Paris"), which keep their capital at a clause start."""
+    upper: set[str] = set()
+    lower: set[str] = set()
+    for sentence in sentences:
+        for word in _WORD.findall(sentence)[1:]:
+            (upper if word[0].isupper() else lower).add(word.lower())
+    return upper - lower
+
+
+def clause(sentence: str, proper: set[str]) -> str:
+    """``sentence`` as a clause to follow "because" or ", so": spaces normalised, its final
+    punctuation dropped, its first letter lower-cased unless the first word is "I" or a name."""
+    text = " ".join(sentence.split()).rstrip(" .!?;")
+    first = _WORD.match(text)
+    if first is None:
+        return text
+    word = first.group(0)
+    if word == "I" or word.startswith(("I'", "I’")) or word.lower() in proper \
+            or (len(word) > 1 and word.isupper()):
+        return text
+    return text[0].lower() + text[1:]
+
+
+def _lower_input(text: str) -> bool:
+    """Whether this input is lower-cased in training (half of them, by a hash)."""
+    return zlib.crc32(text.encode("utf-8")) % 2 == 0
+
+
+def cause_effect_examples(pairs: Iterable[tuple[str, str]], proper: set[str],
+                          directions: Sequence[str] = ("cause", "effect")
+                          ) -> list[tuple[str, str]]:
+    """``(prompt, target)`` training examples of ``(cause, effect)`` pairs, one per direction
+    (see the module docstring); the prompt is :data:`train.prompts.CAUSAL_ZERO_SHOT`'s."""
+    from train.prompts import CAUSAL_ZERO_SHOT
+
+    examples: list[tuple[str, str]] = []
+    for cause, effect in pairs:
+        for direction in directions:
+            given, asked = (effect, cause) if direction == "cause" else (cause, effect)
+            text = " ".join(given.split())
+            if _lower_input(text):
+                text = clause(text, proper)
+            examples.append((CAUSAL_ZERO_SHOT.prompt(text, direction), clause(asked, proper)))
+    return examples
+
+
+def split_pairs(pairs: Iterable[tuple[str, str]], dev_per_mille: int = 20
+                ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], int]:
+    """Distinct usable pairs split into (train, dev) by a hash of the cause, and how many were
+    skipped (identical sides, or a side under two words)."""
+    train: list[tuple[str, str]] = []
+    dev: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    skipped = 0
+    for cause, effect in pairs:
+        key = (" ".join(cause.lower().split()), " ".join(effect.lower().split()))
+        if key in seen:
+            continue
+        seen.add(key)
+        if key[0] == key[1] or len(key[0].split()) < 2 or len(key[1].split()) < 2:
+            skipped += 1
+            continue
+        dev_pair = zlib.crc32(key[0].encode("utf-8")) % 1000 < dev_per_mille
+        (dev if dev_pair else train).append((cause, effect))
+    return train, dev, skipped
+
+
+@dataclass
+class LmGeneratorOptions:
+    """``dpc train lm-generator``: the base model, the adapter's training, and the data used."""
+
+    base: str = "smollm2-135m"
+    r: int = 16
+    alpha: int = 32
+    epochs: float = 1.0
+    batch_size: int = 16
+    lr: float = 3e-4
+    max_pairs: int | None = None
+    max_minutes: float | None = None
+    seed: int = 0
+    checkpoint_every: int = 25
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.lora_options()  # checks the training options, naming a bad one
+        if self.max_pairs is not None and (isinstance(self.max_pairs, bool)
+                                           or not isinstance(self.max_pairs, int)
+                                           or self.max_pairs < 1):
+            raise TrainConfigError(f"`max_pairs` (={self.max_pairs!r}) has to be a positive "
+                                   "integer")
+
+    def lora_options(self) -> Any:
+        """The :class:`train.lora.LoraOptions` these options train with."""
+        from train.lora import LoraOptions
+
+        return LoraOptions(r=self.r, alpha=self.alpha, epochs=self.epochs,
+                           batch_size=self.batch_size, lr=self.lr, max_minutes=self.max_minutes,
+                           seed=self.seed, checkpoint_every=self.checkpoint_every,
+                           progress=self.progress)
+
+
+def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
+                          options: LmGeneratorOptions, sources: Sequence[str] = (), *,
+                          device: str | Any | None = None, dtype: str | Any | None = None
+                          ) -> dict[str, Any]:
+    """Fine-tune the cause/effect LM on ``(cause, effect)`` pairs into ``out`` (resumable: the
+    same call continues an interrupted run; other options are refused). Returns the training
+    summary, which ``out/generator.json`` keeps."""
+    import random
+
+    from train.lora import LoraFiles, train_lora
+
+    lora = options.lora_options()
+    pairs = list(pairs)
+    train, dev, skipped = split_pairs(pairs)
+    if options.max_pairs is not None:
+        train = random.Random(options.seed).sample(train, min(options.max_pairs, len(train)))
+    if not train:
+        raise TrainDataError("no usable (cause, effect) pair to train on")
+    proper = proper_nouns(s for pair in pairs for s in pair)
+    examples = cause_effect_examples(train, proper)
+    dev_examples = cause_effect_examples(dev[:250], proper)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    run = {k: v for k, v in asdict(options).items()
+           if k not in ("max_minutes", "progress", "checkpoint_every")}
+    run.update(train_pairs=len(train), dev_pairs=len(dev), skipped_pairs=skipped,
+               sources=[os.path.basename(str(s)) for s in sources])
+    run_file = folder / "lm_generator_run.json"
+    if run_file.exists():
+        if json.loads(run_file.read_text(encoding="utf-8")) != run:
+            raise TrainError(f"{os.fspath(folder)!r} holds a run with other options or data; "
+                             "give another --out or the same options")
+        config_file = folder / CONFIG_FILE
+        if config_file.exists() and not (folder / "lora_state.safetensors").exists():
+            return json.loads(config_file.read_text(encoding="utf-8"))["summary"]
+    else:
+        write_json(run_file, run)
+    summary = train_lora(examples, folder, lora, options.base, files=LoraFiles(), end=".",
+                         dev=dev_examples, desc="training cause/effect LM",
+                         encode_target=lambda t: " " + t, device=device, dtype=dtype)
+    write_json(folder / CONFIG_FILE, {
+        "format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
+        "input_format": INPUT_FORMAT, "summary": summary,
+        "data": {k: run[k] for k in ("train_pairs", "dev_pairs", "skipped_pairs", "sources")}})
+    return summary
+
+
+def is_cause_effect_lm(path: str | Path) -> bool:
+    """Whether ``path`` is a folder holding a fine-tuned cause/effect LM (its config file)."""
+    return (Path(path) / CONFIG_FILE).is_file()
+
+
+def load_cause_effect_lm(folder: str | Path = BUNDLED_LM_DIR) -> Any:
+    """The fine-tuned generator in ``folder`` (default: the bundled one) as a
+    :class:`train.models.LoadedModel`: the base model with the adapter merged, float32, eval
+    mode, its config marked with the input format it was trained on
+    (``config.dpc_input_format``, read by :func:`train.prompts.input_format_for`)."""
+    from train.models import LoadedModel
+
+    folder = Path(folder)
+    path = folder / CONFIG_FILE
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TrainError(f"{os.fspath(folder)!r} is not a cause/effect LM (no {CONFIG_FILE}); "
+                         "make one with `dpc train lm-generator`") from None
+    except (OSError, ValueError) as err:
+        raise TrainError(f"{os.fspath(path)!r} is not valid JSON ({err})") from None
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        raise TrainError(f"{os.fspath(path)!r} is not a cause/effect LM config (format is not "
+                         f"{FORMAT!r})")
+    from train.lora import LoraFiles, load_merged
+
+    model, tokenizer = load_merged(config["base"], folder / LoraFiles().adapter, config["r"],
+                                   config["alpha"])
+    model.config.dpc_input_format = config.get("input_format", INPUT_FORMAT)
+    return LoadedModel(model, tokenizer, f"{config['base']} + e-CARE LoRA ({os.fspath(folder)})")
+
