@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,7 +148,9 @@ def load_merged(base: str | Path, adapter: str | Path, r: int, alpha: int) -> tu
 
     check_safetensors(Path(adapter))
     model, tokenizer = load_base(base)
-    peft_model = attach_lora(model, r, alpha)
+    with warnings.catch_warnings():  # peft reads a transformers property deprecated in 5.x
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
+        peft_model = attach_lora(model, r, alpha)
     weights = {k: v.float() for k, v in load_file(os.fspath(adapter)).items()}
     try:
         result = set_peft_model_state_dict(peft_model, weights)
@@ -211,7 +214,9 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(options.seed)
     model, tokenizer = load_base(base)
-    model = attach_lora(model, options.r, options.alpha).to(where)
+    with warnings.catch_warnings():  # peft reads a transformers property deprecated in 5.x
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
+        model = attach_lora(model, options.r, options.alpha).to(where)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=options.lr, weight_decay=0.0)
     steps_per_epoch = math.ceil(len(examples) / options.batch_size)

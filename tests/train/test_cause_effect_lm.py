@@ -71,6 +71,13 @@ def test_bad_options_name_the_value() -> None:
         LmGeneratorOptions(batch_size=0)
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Merged models go to a cache of the test's own, not the user's."""
+    monkeypatch.setenv("DPC_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 @pytest.fixture(scope="module")
 def lm_folder(tmp_path_factory: pytest.TempPathFactory, tiny_lm: Path) -> Path:
     folder = tmp_path_factory.mktemp("lm") / "run"
@@ -97,6 +104,26 @@ def test_a_trained_folder_loads_as_a_generator_with_its_input_format(lm_folder: 
     assert not loaded.model.training and "LoRA" in loaded.name
     assert input_format_for(loaded.model) is CAUSAL_ZERO_SHOT  # no worked examples
     assert input_format_for(load_cause_effect_lm(lm_folder).model) is not CAUSAL
+
+
+def test_the_merged_cache_equals_merging_and_is_made_once(lm_folder: Path, tiny_lm: Path,
+                                                          own_cache: Path) -> None:
+    import torch
+
+    from train.cause_effect_lm import merged_folder
+    from train.lora import load_merged
+
+    first = merged_folder(lm_folder, progress=False)
+    assert first.parent.parent == own_cache and (first / "model.safetensors").is_file()
+    stamp = (first / "model.safetensors").stat().st_mtime_ns
+    assert merged_folder(lm_folder, progress=False) == first  # read, not merged again
+    assert (first / "model.safetensors").stat().st_mtime_ns == stamp
+    cached = load_cause_effect_lm(lm_folder, progress=False)
+    merged, tokenizer = load_merged(tiny_lm, lm_folder / "adapter.safetensors", 2, 4)
+    ids = tokenizer(["it rained because"], return_tensors="pt").input_ids
+    with torch.no_grad():
+        assert torch.allclose(cached.model(ids).logits, merged(ids).logits, atol=1e-6)
+    assert not list(own_cache.glob("models/.*"))  # no temporary folder left behind
 
 
 def test_a_folder_that_is_not_one_is_refused(tmp_path: Path) -> None:
