@@ -59,7 +59,7 @@ from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
 from guided_generation.options import GuidedOptions, check_direction
-from train.metrics import sequence_log_probs
+from train.metrics import continuation_log_probs, sequence_log_probs
 from train.models import resolve_generator
 from train.prompts import InputFormat, input_format_for
 
@@ -92,6 +92,9 @@ class GuidedOutput:
         Total log-probability of the output.
     keywords : tuple of str
         Every keyword whose row produced this output (duplicates merged).
+    token_ids : tuple of int
+        The decode's tokens of the output (its end token included), whose log-probability is
+        ``log_prob``; empty for outputs not decoded here (``knn``).
     pmi : float or None
         Mean pointwise mutual information per token with the input (``rerank="pmi"`` only):
         ``(log P(text | input) - log P(text | empty input)) / tokens``.
@@ -105,11 +108,13 @@ class GuidedOutput:
     log_prob: float
     keywords: tuple[str, ...] = ()
     pmi: float | None = None
+    token_ids: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
+        """A JSON-ready dict (without the token ids)."""
         out = asdict(self)
         out["keywords"] = list(self.keywords)
+        del out["token_ids"]
         return out
 
 
@@ -190,7 +195,7 @@ class GuidedGenerator:
         self.lemmatizer = lemmatizer
         self.input_format = input_format or input_format_for(model)
         self._decoded: OrderedDict[tuple[Any, ...], _Decoded] = OrderedDict()
-        self._prior: dict[tuple[str, str], float] = {}
+        self._prior: dict[tuple[str, Any], float] = {}
 
     @classmethod
     def load(cls, model: str | Path | None = None, graph: str | Path | None = None, *,
@@ -274,26 +279,36 @@ class GuidedGenerator:
         """N-best beam search without constraints (the fallback, and a baseline)."""
         found = generate(self.model, self.tokenizer, [prompt], None, banned=list(banned) or None,
                          options=options.beam_options(count), eos_token_id=self.eos_token_id)[0]
-        return [GuidedOutput((s.text or "").strip(), None, "none", None, s.nll, s.log_prob)
-                for s in found]
+        return [GuidedOutput((s.text or "").strip(), None, "none", None, s.nll, s.log_prob,
+                             token_ids=tuple(s.token_ids)) for s in found]
 
     def rank_by_pmi(self, outputs: Sequence[GuidedOutput], text: str, direction: str) -> list[GuidedOutput]:
         """Outputs with their ``pmi`` set, highest first (ties: lower ``nll``, then text).
 
-        Both likelihoods are teacher-forced over the output's own tokenisation, EOS included,
-        in batches; the empty-input prior is the same for every input, so it is the output's
-        genericness that is taken away, not the input's.
+        A causal LM's outputs carry the decode's own tokens and their log-probability given the
+        input (``token_ids``, ``log_prob``), so only the empty-input prior is computed: the same
+        tokens, end token included, teacher-forced after the empty input's prompt, the prompt
+        read once for all of them. Otherwise (a seq2seq generator, outputs made elsewhere) both
+        likelihoods are teacher-forced over the output's own tokenisation, EOS included. The
+        empty-input prior is the same for every input, so it is the output's genericness that
+        is taken away, not the input's; priors are kept across inputs.
         """
         from dataclasses import replace
 
-
         if not outputs:
             return []
-        texts = [o.text for o in outputs]
-        cond = sequence_log_probs(self.model, self.tokenizer, [self.prompt(text, direction)] * len(texts),
-                                  texts, end_id=self.input_format.end_id(self.tokenizer))
-        prior = self._priors(texts, direction)
-        lengths = [len(ids) for ids in self.tokenizer(texts)["input_ids"]]
+        causal = not getattr(self.model.config, "is_encoder_decoder", False)
+        if causal and all(o.token_ids for o in outputs):
+            cond = [o.log_prob for o in outputs]
+            prior = self._token_priors([o.token_ids for o in outputs], direction)
+            lengths = [len(o.token_ids) for o in outputs]
+        else:
+            texts = [o.text for o in outputs]
+            cond = sequence_log_probs(self.model, self.tokenizer,
+                                      [self.prompt(text, direction)] * len(texts), texts,
+                                      end_id=self.input_format.end_id(self.tokenizer))
+            prior = self._priors(texts, direction)
+            lengths = [len(ids) for ids in self.tokenizer(texts)["input_ids"]]
         scored = [replace(o, pmi=(c - p) / max(n, 1)) for o, c, p, n in zip(outputs, cond, prior, lengths)]
         return sorted(scored, key=lambda o: (-(o.pmi or 0.0), o.nll, o.text))
 
@@ -308,6 +323,17 @@ class GuidedGenerator:
                                         end_id=self.input_format.end_id(self.tokenizer))
             self._prior.update(((direction, t), v) for t, v in zip(missing, values))
         return [self._prior[(direction, t)] for t in texts]
+
+    def _token_priors(self, tokens: Sequence[tuple[int, ...]], direction: str) -> list[float]:
+        """``log P(tokens | empty input)`` of decoded token sequences, kept across inputs."""
+        missing = [t for t in dict.fromkeys(tokens) if (direction, t) not in self._prior]
+        if missing:
+            if len(self._prior) + len(missing) > _PRIOR_CACHE:
+                self._prior.clear()
+            values = continuation_log_probs(self.model, self.tokenizer,
+                                            self.prompt("", direction), missing)
+            self._prior.update(((direction, t), v) for t, v in zip(missing, values))
+        return [self._prior[(direction, t)] for t in tokens]
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -337,7 +363,17 @@ class GuidedGenerator:
         text, notes = self.prepare_input(text, options.max_input_tokens)
         decoded = self._decode(text, direction, options, tuple(constraints), progress, tuple(banned))
         started = time.perf_counter()
-        merged = list(decoded.merged)  # deduplicated once, by _decode
+        ranked = self.rerank(decoded.merged, text, direction, options)  # merged once, by _decode
+        stats = {**decoded.stats, "rerank_seconds": round(time.perf_counter() - started, 3)}
+        return GuidedResult(text, direction, ranked, list(decoded.keywords),
+                            notes + list(decoded.notes), stats)
+
+    def rerank(self, outputs: Sequence[GuidedOutput], text: str, direction: str,
+               options: GuidedOptions) -> list[GuidedOutput]:
+        """The top K of ``outputs`` (distinct texts) for the input ``text``: ordered as
+        ``options.rerank`` says, then at most ``options.template_limit`` sharing a word
+        trigram (:func:`dpc_decode.rerank.limit_templates`)."""
+        merged = list(outputs)
         limit = options.template_limit
         if options.rerank == "mmr":  # an MMR order long enough for the template limit to skip in
             ranked = mmr(merged, options.k * 4 if limit else options.k, options.mmr_lambda)
@@ -345,10 +381,7 @@ class GuidedGenerator:
             ranked = self.rank_by_pmi(merged, text, direction)
         else:
             ranked = rank_by_nll(merged)
-        ranked = limit_templates(ranked, options.k, limit) if limit else ranked[: options.k]
-        stats = {**decoded.stats, "rerank_seconds": round(time.perf_counter() - started, 3)}
-        return GuidedResult(text, direction, ranked, list(decoded.keywords),
-                            notes + list(decoded.notes), stats)
+        return limit_templates(ranked, options.k, limit) if limit else ranked[: options.k]
 
     def clear_cache(self) -> None:
         """Forget the kept decodes and empty-input priors (the next :meth:`generate` decodes
@@ -449,7 +482,8 @@ def _gather(rows: Sequence[KeywordRow], found: Sequence[Sequence[GeneratedSequen
             matched = first.alternative if first is not None and isinstance(first.alternative, str) else None
             keyword = row.keyword or None  # the plain row has none
             gathered.append(GuidedOutput((seq.text or "").strip(), keyword, row.source, matched,
-                                         seq.nll, seq.log_prob, (keyword,) if keyword else ()))
+                                         seq.nll, seq.log_prob, (keyword,) if keyword else (),
+                                         token_ids=tuple(seq.token_ids)))
     return gathered, missed
 
 

@@ -27,7 +27,8 @@ import torch
 
 from train.tokenizer import target_ids
 
-__all__ = ["DevMetrics", "causal_log_probs", "collate", "evaluate", "sequence_log_probs"]
+__all__ = ["DevMetrics", "causal_log_probs", "collate", "continuation_log_probs", "evaluate",
+           "sequence_log_probs"]
 
 
 def collate(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad_id: int) -> dict[str, torch.Tensor]:
@@ -198,6 +199,44 @@ def causal_log_probs(
         logits = model(input_ids=ids, attention_mask=mask).logits.float()  # (B, L, V)
         logp = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, L-1)
         out.extend((logp * gold[:, 1:]).sum(-1).tolist())
+    return out
+
+
+def continuation_log_probs(model: Any, tokenizer: Any, prompt: str,
+                           continuations: Sequence[Sequence[int]], batch_size: int = 64
+                           ) -> list[float]:
+    """Total log-probability of each token sequence as the continuation of ``prompt``, under a
+    causal LM: the tokens exactly as given (a decode's own, end token included), the prompt run
+    once and its cache shared by every continuation of a batch.
+
+    >>> import torch
+    >>> from transformers import GPT2Config, GPT2LMHeadModel
+    >>> _ = torch.manual_seed(0)
+    >>> model = GPT2LMHeadModel(GPT2Config(vocab_size=30, n_embd=8, n_layer=1, n_head=2)).eval()
+    >>> class Tok:
+    ...     eos_token_id = 0
+    ...     def __call__(self, texts, add_special_tokens=False):
+    ...         return {"input_ids": [[3 + len(w) for w in t.split()] for t in texts]}
+    >>> a, b = continuation_log_probs(model, Tok(), "a bb", [[5, 0], [5, 6, 0]])
+    >>> a < 0 and b < a
+    True
+    >>> text = causal_log_probs(model, Tok(), ["a bb"], ["cc"])[0]  # "cc" is token 5, then EOS
+    >>> abs(a - text) < 1e-5
+    True
+    """
+    if getattr(model.config, "is_encoder_decoder", False):
+        raise ValueError("continuation_log_probs needs a causal LM (no encoder)")
+    model.eval()
+    head = tokenizer([prompt], add_special_tokens=False)["input_ids"][0]
+    if not head:
+        raise ValueError("continuation_log_probs needs a non-empty prompt")
+    pad = tokenizer.eos_token_id or 0
+    out: list[float] = []
+    for start in range(0, len(continuations), batch_size):
+        tails = [list(t) for t in continuations[start:start + batch_size]]
+        if not all(tails):
+            raise ValueError("an empty continuation has no log-probability to score")
+        out.extend(_shared_prompt_log_probs(model, list(head), tails, pad))
     return out
 
 

@@ -61,6 +61,23 @@ def test_pmi_rerank_runs_on_causal_log_probs(causal):
     assert all(p is not None for p in pmis) and pmis == sorted(pmis, reverse=True)
 
 
+def test_pmi_of_a_causal_lm_reads_the_decode_and_scores_only_the_prior(causal):
+    from train.metrics import continuation_log_probs
+
+    options = GuidedOptions(n=2, m=2, k=20, max_new_tokens=5, rerank="pmi")
+    result = causal.generate("babies cry", "cause", options)
+    assert result.outputs and all(o.token_ids for o in result.outputs)
+    prompt = causal.prompt("babies cry", "cause")
+    for out in result.outputs:
+        # the decode's log-probability is the model's: teacher-forcing its tokens agrees
+        forced = continuation_log_probs(causal.model, causal.tokenizer, prompt, [out.token_ids])[0]
+        assert out.log_prob == pytest.approx(forced, abs=1e-4)
+        prior = continuation_log_probs(causal.model, causal.tokenizer, causal.prompt("", "cause"),
+                                       [out.token_ids])[0]
+        assert out.pmi == pytest.approx((forced - prior) / len(out.token_ids), abs=1e-4)
+    assert "token_ids" not in result.outputs[0].to_dict()
+
+
 def test_the_plain_row_adds_unconstrained_outputs(causal):
     base = GuidedOptions(n=2, m=2, k=20, max_new_tokens=5, rank="weight", plain_row=False)
     without = causal.generate("babies cry", "cause", base)
