@@ -51,8 +51,7 @@ from train.errors import TrainConfigError, TrainDataError, TrainError
 
 __all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGeneratorOptions",
            "cause_effect_examples", "clause", "is_cause_effect_lm", "load_cause_effect_lm",
-           "merged_folder",
-           "proper_nouns", "split_pairs", "train_cause_effect_lm"]
+           "merged_folder", "proper_nouns", "split_pairs", "swap_gender", "train_cause_effect_lm"]
 
 #: The folder file that marks a fine-tuned cause/effect LM and says how to rebuild it.
 CONFIG_FILE = "generator.json"
@@ -95,11 +94,57 @@ def _lower_input(text: str) -> bool:
     return zlib.crc32(text.encode("utf-8")) % 2 == 0
 
 
+#: Gendered words and their counterparts (:func:`swap_gender`); "her" is "his" before a word
+#: that is not in :data:`_NOT_POSSESSED`, else "him".
+_SWAP = {"he": "she", "she": "he", "him": "her", "his": "her", "himself": "herself",
+         "herself": "himself", "man": "woman", "woman": "man", "men": "women", "women": "men",
+         "boy": "girl", "girl": "boy", "boys": "girls", "girls": "boys"}
+_NOT_POSSESSED = {"a", "an", "the", "to", "and", "or", "but", "that", "in", "on", "at", "for",
+                  "with", "from", "by", "of", "up", "down", "out", "off", "back", "away", "so",
+                  "because", "when", "as", "if", "again", "too", "very", "this", "some", "any",
+                  "his", "her", "him", "me", "it", "them", "us", "you", "hers", "their"}
+_GENDERED = re.compile(r"\b(" + "|".join(sorted(_SWAP, key=len, reverse=True)) + r"|her)\b",
+                       re.IGNORECASE)
+
+
+def swap_gender(text: str) -> str:
+    """``text`` with its gendered pronouns and person nouns swapped (he <-> she, his <-> her,
+    man <-> woman, ...), capitals kept: counterfactual data augmentation, so that a model
+    trained on data that says "he" four times as often as "she" answers "she missed the bus"
+    about her, not him.
+
+    >>> swap_gender("She lost her keys, so he gave her his.")
+    'He lost his keys, so she gave him her.'
+    >>> swap_gender("The man told her that the boy was sick")
+    'The woman told him that the girl was sick'
+    """
+    def swap(match: re.Match[str]) -> str:
+        word = match.group(0)
+        lower = word.lower()
+        if lower == "her":
+            rest = text[match.end():].split(maxsplit=1)
+            after = rest[0].strip(".,;:!?").lower() if rest and rest[0][0].isalpha() else ""
+            new = "his" if after and after not in _NOT_POSSESSED else "him"
+        else:
+            new = _SWAP[lower]
+        return new[0].upper() + new[1:] if word[0].isupper() else new
+
+    return _GENDERED.sub(swap, text)
+
+
 def cause_effect_examples(pairs: Iterable[tuple[str, str]], proper: set[str],
-                          directions: Sequence[str] = ("cause", "effect")
+                          directions: Sequence[str] = ("cause", "effect"), *,
+                          drop_new_names: bool = False, swap_genders: bool = False
                           ) -> list[tuple[str, str]]:
     """``(prompt, target)`` training examples of ``(cause, effect)`` pairs, one per direction
-    (see the module docstring); the prompt is :data:`train.prompts.CAUSAL_ZERO_SHOT`'s."""
+    (see the module docstring); the prompt is :data:`train.prompts.CAUSAL_ZERO_SHOT`'s.
+
+    ``drop_new_names``: leave out an example whose answer names someone the input does not
+    (e-CARE's placeholder names: "Tom" is in 12% of its sentences, and a model trained on them
+    answers "the car broke down" with "Tom drove ..."). ``swap_genders``: an example with a
+    gendered word and no name has its genders swapped (:func:`swap_gender`), in prompt and answer
+    alike, when a hash of it is odd (half of them, the same in every run).
+    """
     from train.prompts import CAUSAL_ZERO_SHOT
 
     examples: list[tuple[str, str]] = []
@@ -109,7 +154,15 @@ def cause_effect_examples(pairs: Iterable[tuple[str, str]], proper: set[str],
             text = " ".join(given.split())
             if _lower_input(text):
                 text = clause(text, proper)
-            examples.append((CAUSAL_ZERO_SHOT.prompt(text, direction), clause(asked, proper)))
+            answer = clause(asked, proper)
+            named_in = {w.lower() for w in _WORD.findall(text)} & proper
+            named_out = {w.lower() for w in _WORD.findall(answer)} & proper
+            if drop_new_names and named_out - named_in:
+                continue
+            if swap_genders and not (named_in | named_out) and _GENDERED.search(text + " " + answer) \
+                    and zlib.crc32((text + answer).encode("utf-8")) % 2:
+                text, answer = swap_gender(text), swap_gender(answer)
+            examples.append((CAUSAL_ZERO_SHOT.prompt(text, direction), answer))
     return examples
 
 
@@ -145,6 +198,8 @@ class LmGeneratorOptions:
     batch_size: int = 16
     lr: float = 3e-4
     max_pairs: int | None = None
+    drop_new_names: bool = False
+    swap_genders: bool = False
     max_minutes: float | None = None
     seed: int = 0
     checkpoint_every: int = 25
@@ -187,8 +242,9 @@ def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
     if not train:
         raise TrainDataError("no usable (cause, effect) pair to train on")
     proper = proper_nouns(s for pair in pairs for s in pair)
-    examples = cause_effect_examples(train, proper)
-    dev_examples = cause_effect_examples(dev[:250], proper)
+    shaping = {"drop_new_names": options.drop_new_names, "swap_genders": options.swap_genders}
+    examples = cause_effect_examples(train, proper, **shaping)
+    dev_examples = cause_effect_examples(dev[:250], proper, **shaping)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     run = {k: v for k, v in asdict(options).items()

@@ -139,6 +139,10 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
         if f.name == "progress":
             continue
         value = getattr(lm_defaults, f.name)
+        if isinstance(value, bool):
+            lm.add_argument("--" + f.name.replace("_", "-"),
+                            action=argparse.BooleanOptionalAction, default=value)
+            continue
         kind = {"epochs": float, "lr": float, "max_minutes": float, "max_pairs": int,
                 "base": str}.get(f.name, type(value))
         lm.add_argument("--" + f.name.replace("_", "-"), type=kind, default=value,

@@ -153,3 +153,35 @@ def test_the_command_trains_and_refuses_bad_pairs(tiny_lm: Path, tmp_path: Path,
     err = capsys.readouterr().err
     assert "bad.jsonl:1: not an e-CARE row" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out2").exists()  # nothing written for bad input
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("he lost his keys", "she lost her keys"),
+    ("She gave her book to him", "He gave his book to her"),   # possessive her -> his
+    ("the nurse helped her.", "the nurse helped him."),         # object her -> him
+    ("the men and the girls left", "the women and the boys left"),
+    ("there was a heater", "there was a heater"),               # whole words only
+])
+def test_swap_gender(text: str, expected: str) -> None:
+    from train.cause_effect_lm import swap_gender
+
+    assert swap_gender(text) == expected
+    assert swap_gender(swap_gender(expected)) == expected
+
+
+def test_new_names_are_dropped_and_genders_swapped_for_half() -> None:
+    pairs = [("Tom was tired.", "He fell asleep."), ("He was tired.", "Tom fell asleep."),
+             ("The road was icy.", "The car slid off the road.")]
+    proper = {"tom"}
+    every = cause_effect_examples(pairs, proper)
+    kept = cause_effect_examples(pairs, proper, drop_new_names=True)
+    # the answer "Tom was tired" to "he fell asleep because", and "Tom fell asleep" to
+    # "he was tired, so", name someone the input does not
+    assert len(every) == 6 and len(kept) == 4
+    assert all("Tom" not in answer or "tom" in prompt.lower() for prompt, answer in kept)
+    gendered = [(f"The man saw {i} dogs.", f"He fed the {i} dogs.") for i in range(40)]
+    swapped = cause_effect_examples(gendered, set(), swap_genders=True)
+    women = sum("woman" in p + a for p, a in swapped)
+    assert 10 < women < 70  # about half of the 80 examples, by a hash
+    for prompt, answer in swapped:  # prompt and answer swapped together
+        assert ("woman" in prompt + answer) == ("she" in f"{prompt} {answer}".lower().split())
