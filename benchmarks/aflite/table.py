@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+#: The paper's order of the rows (report.json keeps its keys sorted).
+ORDER = ("all", "random", "PMI", "AFLite")
 
 def table(report: dict) -> str:
     p = report["aflite"]["parameters"]
@@ -18,8 +20,11 @@ def table(report: dict) -> str:
             f"{len(report['aflite']['phases'])} phases, {report['seconds']} s")
     lines = [head, "", "| set | size | PC1 KL | probe accuracy | chance (majority) |",
              "|---|---:|---:|---:|---:|"]
-    for name, m in report["sets"].items():
-        lines.append(f"| {name} | {m['size']} | {m['kl']:.3f} | {m['probe']:.3f} | "
+    sets = report["sets"]
+    order = [name for name in ORDER if name in sets] + [n for n in sets if n not in ORDER]
+    for name in order:
+        m = sets[name]
+        lines.append(f"| {name} | {m['size']} | {m['kl']:.4f} | {m['probe']:.3f} | "
                      f"{m['chance']:.3f} |")
     return "\n".join(lines)
 

@@ -14,6 +14,10 @@ of the last variant) if given.
 instances is moved ``--strength`` standard deviations along one random direction, towards +
 for one label and - for the other (twins: both or neither), and the table says how much of
 that planted part each set still holds.
+
+``--noise N`` adds, under each variant, the spread of the measures over ``N`` random
+reductions to its size (seeds ``seed + 1 ... seed + N``): mean ± standard deviation and range,
+the yardstick for whether a difference between rows is more than sampling noise.
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ def main() -> None:
     parser.add_argument("--figure", default=None)
     parser.add_argument("--plant", type=float, default=0.0)
     parser.add_argument("--strength", type=float, default=3.0)
+    parser.add_argument("--noise", type=int, default=0, metavar="N",
+                        help="also measure N more random reductions per variant (spread)")
     args = parser.parse_args()
     report = json.loads((Path(args.out) / "report.json").read_text())
     cache = Path(report["embedding_cache"])
@@ -72,6 +78,17 @@ def main() -> None:
         share = f" {planted[ids].mean():.3f} |" if args.plant else ""
         return f"| {name} | {m.size} | {m.kl:.4f} | {m.probe:.3f} | {m.chance:.3f} |{share}"
 
+    def noise_row(size: int) -> str:
+        draws = [measure_set(X[ids], y[ids], seed=args.seed, groups=groups_of(ids))
+                 for ids in (random_reduction(len(y), size, seed=args.seed + 1 + i)
+                             for i in range(args.noise))]
+        kl = np.array([m.kl for m in draws])
+        probe = np.array([m.probe for m in draws])
+        return (f"| random, {args.noise} more seeds: mean ± sd (min–max) | {size} | "
+                f"{kl.mean():.4f} ± {kl.std(ddof=1):.4f} ({kl.min():.4f}–{kl.max():.4f}) | "
+                f"{probe.mean():.3f} ± {probe.std(ddof=1):.3f} ({probe.min():.3f}–"
+                f"{probe.max():.3f}) | |" + (" |" if args.plant else ""))
+
     print(f"{report['file']} ({report['format']}, {report['view']}): {len(y)} instances "
           f"embedded, d={X.shape[1]}")
     if args.plant:
@@ -97,6 +114,8 @@ def main() -> None:
               f"{phases}; {seconds:.0f} s) | " + row("", result.kept).split("| ", 2)[2])
         rand = random_reduction(len(y), size, seed=args.seed)
         print(row(f"random, same size as {name}", rand))
+        if args.noise:
+            print(noise_row(size))
         sets = {"all": np.arange(len(y)), "random": rand}
         if part.pmi_texts is not None:
             pmi = pmi_filter(part.pmi_texts, y.tolist(), size, groups=part.groups,

@@ -52,9 +52,11 @@ def add_aflite_parser(sub: Any) -> argparse.ArgumentParser:
                    help="most instances removed a phase (default: the paper's 500 of 47,000)")
     p.add_argument("--tau", type=float, default=a.tau, help="score threshold (paper: 0.75)")
     p.add_argument("--seed", type=int, default=a.seed)
-    p.add_argument("--stop-at-chance", action="store_true",
-                   help="also stop once the ensemble is no better than the majority label (not "
-                   "in the paper; see tasks.aflite.algorithm.aflite)")
+    p.add_argument("--stop-at-chance", action=argparse.BooleanOptionalAction,
+                   default=a.stop_at_chance,
+                   help="also stop once the ensemble is no better than the majority label "
+                   "(default: yes; not in the paper, whose rule alone is --no-stop-at-chance: "
+                   "see tasks.aflite.algorithm.aflite)")
     p.add_argument("--encoder", default=None, metavar="PATH",
                    help="Hugging Face encoder folder, or a saved cross-encoder (used as is); "
                    "default all-MiniLM-L6-v2")

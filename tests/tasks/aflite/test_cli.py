@@ -37,6 +37,14 @@ def test_aflite_command_writes_kept_items_and_report(tiny_encoder: Path, winogra
     status, _, _ = run(capsys, *argv)
     assert status == 0
     assert json.loads((out / "report.json").read_text())["kept"] == report["kept"]
+    # stop-at-chance is on unless turned off, and the flag reaches the algorithm
+    assert report["aflite"]["parameters"]["stop_at_chance"] is True
+    plain = tmp_path / "plain"
+    status, _, _ = run(capsys, *argv[:4], str(plain), *argv[5:], "--cache",
+                       str(out / "aflite-cache"), "--no-stop-at-chance")
+    assert status == 0
+    assert json.loads((plain / "report.json").read_text())["aflite"]["parameters"][
+        "stop_at_chance"] is False
 
 
 @pytest.mark.parametrize("extra, words", [
