@@ -137,7 +137,8 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="rows decoded at once")
     p.add_argument("--max-input-tokens", type=int, default=d.max_input_tokens)
     p.add_argument("--model", default=None,
-                   help="generator: a pretrained model's name (smollm2-135m, the default; "
+                   help="generator: smollm2-ecare (the default: SmolLM2-135M fine-tuned on e-CARE), a "
+                   "pretrained model's name (smollm2-135m, asked with worked examples; "
                    "gemma3-270m), 'bundled' (dpc's small seq2seq generator), or a model folder")
     p.add_argument("--fast", action="store_true",
                    help="the small bundled generator (--model bundled): about 3x faster, "

@@ -39,8 +39,8 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    help="requests held at once, the running one included; more are answered "
                    "'busy' (HTTP 503) (default 32)")
     p.add_argument("--model", default=None,
-                   help="generator, as for dpc generate: smollm2-135m (the default), 'bundled', "
-                   "or a model folder")
+                   help="generator, as for dpc generate: smollm2-ecare (the default), smollm2-135m, "
+                   "'bundled', or a model folder")
     p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
     p.set_defaults(func=serve_command)
     return p

@@ -122,7 +122,7 @@ def add_eval_generation_parser(evals: Any) -> argparse.ArgumentParser:
                    help="at most this many of the top K share a word trigram (default "
                    f"{d.template_limit}; 0: no limit)")
     p.add_argument("--model", default=None,
-                   help="model folder, or a pretrained model's name (smollm2-135m, gemma3-270m)")
+                   help="model folder, or a model's name (smollm2-ecare, smollm2-135m, gemma3-270m)")
     p.add_argument("--graph", default=None)
     p.add_argument("--seed", type=int, default=0)
     add_device_arguments(p)

@@ -109,9 +109,9 @@ _GENDERED = re.compile(r"\b(" + "|".join(sorted(_SWAP, key=len, reverse=True)) +
 
 def swap_gender(text: str) -> str:
     """``text`` with its gendered pronouns and person nouns swapped (he <-> she, his <-> her,
-    man <-> woman, ...), capitals kept: counterfactual data augmentation, so that a model
-    trained on data that says "he" four times as often as "she" answers "she missed the bus"
-    about her, not him.
+    man <-> woman, ...), capitals kept: counterfactual data augmentation against e-CARE's
+    answers saying "he" 4.5 times as often as "she" (1.7 times after swapping half; the model
+    trained on it still answers "she missed the bus" with "he ...": benchmarks/train/RESULTS.md).
 
     >>> swap_gender("She lost her keys, so he gave her his.")
     'He lost his keys, so she gave him her.'
@@ -266,8 +266,7 @@ def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
                          encode_target=lambda t: " " + t, device=device, dtype=dtype)
     write_json(folder / CONFIG_FILE, {
         "format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
-        "input_format": INPUT_FORMAT, "summary": summary,
-        "data": {k: run[k] for k in ("train_pairs", "dev_pairs", "skipped_pairs", "sources")}})
+        "input_format": INPUT_FORMAT, "summary": summary, "run": run})
     return summary
 
 
@@ -330,6 +329,10 @@ def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) ->
     model, tokenizer = load_merged(config["base"], adapter, config["r"], config["alpha"])
     target.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # "Writing model shards" for one small file
     try:
         model.save_pretrained(os.fspath(work), safe_serialization=True)
         tokenizer.save_pretrained(os.fspath(work))
@@ -340,6 +343,9 @@ def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) ->
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     return target
 
 

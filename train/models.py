@@ -50,9 +50,10 @@ __all__ = [
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "default_model"
 #: ``--model`` value naming the bundled generator (:func:`default_model`).
 BUNDLED = "bundled"
-#: The generator used when none is named: a pretrained LM (:mod:`train.pretrained`), chosen by
-#: COPA by generation (benchmarks/guided/RESULTS.md).
-DEFAULT_GENERATOR = "smollm2-135m"
+#: The generator used when none is named: SmolLM2-135M fine-tuned on e-CARE's everyday pairs
+#: (:mod:`train.cause_effect_lm`, bundled as a LoRA adapter), chosen by COPA by generation
+#: (benchmarks/guided/RESULTS.md).
+DEFAULT_GENERATOR = "smollm2-ecare"
 
 
 @dataclass(frozen=True)

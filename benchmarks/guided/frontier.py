@@ -36,6 +36,7 @@ def main() -> None:
     ap.add_argument("--num-beams", type=int, default=None)
     ap.add_argument("--plain-row", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--start", type=int, default=0, help="skip the first items (a second sample)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--copa", default=str(ROOT.parent / "shared/data/copa/copa-dev.xml"))
     ap.add_argument("--out", required=True)
@@ -48,7 +49,7 @@ def main() -> None:
     from tasks.copa.dataset import as_clause, read_copa
     from tasks.copa.plausibility import copa_by_generation
 
-    items = read_copa(args.copa)[: args.limit]
+    items = read_copa(args.copa)[args.start: args.start + args.limit]
     generator = GuidedGenerator.load(args.model)
     options = GuidedOptions(n=max(args.n, 1), m=args.m, num_beams=args.num_beams,
                             plain_row=args.plain_row)
@@ -86,7 +87,7 @@ def main() -> None:
                           "template_share": round(s.template_share, 3)}
     record = {"command": " ".join(sys.argv), "model": args.model or "default", "n": args.n,
               "m": args.m, "num_beams": args.num_beams, "plain_row": args.plain_row,
-              "items": len(items), "threads": args.threads,
+              "start": args.start, "items": len(items), "threads": args.threads,
               "cpu_seconds_per_item": {k: round(v / len(items), 3) for k, v in seconds.items()},
               "scores": scores, "tops": tops}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -97,8 +97,9 @@ def test_a_trained_folder_loads_as_a_generator_with_its_input_format(lm_folder: 
     from train.models import resolve_generator
 
     config = json.loads((lm_folder / CONFIG_FILE).read_text(encoding="utf-8"))
-    assert config["input_format"] == "causal-zero-shot" and config["data"]["sources"] == [
+    assert config["input_format"] == "causal-zero-shot" and config["run"]["sources"] == [
         "pairs.jsonl"]
+    assert config["run"]["swap_genders"] is False and config["run"]["train_pairs"] > 0
     assert is_cause_effect_lm(lm_folder) and not is_cause_effect_lm(lm_folder.parent)
     loaded = resolve_generator(str(lm_folder))
     assert not loaded.model.training and "LoRA" in loaded.name

