@@ -267,8 +267,11 @@ class GuidedGenerator:
                   leave=False) as bar:
             for start in range(0, len(rows), options.batch_rows):
                 chunk = rows[start:start + options.batch_rows]
+                sets = [row.sets for row in chunk]
+                # a chunk of only keyword-free rows has no constraints at all: the engine reads
+                # [[]] as one shared empty set, so it gets None
                 found += generate(self.model, self.tokenizer, [prompt] * len(chunk),
-                                  [row.sets for row in chunk], banned=list(banned) or None,
+                                  sets if any(sets) else None, banned=list(banned) or None,
                                   options=beam, eos_token_id=self.eos_token_id,
                                   tokenize=TokenizeOptions(whole_word=True))
                 bar.update(len(chunk))

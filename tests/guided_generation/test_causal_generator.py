@@ -87,3 +87,16 @@ def test_the_plain_row_adds_unconstrained_outputs(causal):
     plain = [o for o in with_plain.outputs if o.source == "none"]
     assert plain and all(o.keyword is None and o.keywords == () for o in plain)
     assert with_plain.stats["rows"] == without.stats["rows"] + 1
+
+
+def test_a_batch_holding_only_the_plain_row_decodes(causal):
+    # 2 keyword rows + the plain row in batches of 2: the last batch is the plain row alone,
+    # which has no constraint set at all (it used to be read as one shared empty set: an error)
+    options = GuidedOptions(n=2, m=2, k=20, max_new_tokens=5, rank="weight", plain_row=True,
+                            batch_rows=2)
+    result = causal.generate("babies cry", "cause", options)
+    assert result.keywords == ["hungry", "tired"]
+    assert any(o.source == "none" for o in result.outputs)
+    together = causal.generate("babies cry", "cause", GuidedOptions(
+        n=2, m=2, k=20, max_new_tokens=5, rank="weight", plain_row=True))
+    assert sorted(o.text for o in result.outputs) == sorted(o.text for o in together.outputs)
