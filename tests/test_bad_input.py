@@ -334,6 +334,11 @@ CASES: list[Case] = [
          "did not write"),
     Case("train causal-bert --pairs", ("train", "causal-bert", "--bank", "{bank}", "--out",
                                        "{root}/cb", "--pairs", "many"), 2, "--pairs"),
+    Case("train lm-generator pairs not JSON", ("train", "lm-generator", "--pairs",
+                                               "{not_json_jsonl}", "--out", "{root}/lm",
+                                               "--device", "cpu"), 2, "not_json.jsonl:1"),
+    Case("train lm-generator --r 0", ("train", "lm-generator", "--pairs", "{missing}/e.jsonl",
+                                      "--out", "{root}/lm", "--r", "0"), 2, "`r` (=0)"),
     # the task pipelines and the web page (all refused before any model is read)
     Case("aflite a line that is not an object", ("aflite", "{not_json_jsonl}", "--format",
                                                   "winogrande", "--out", "{root}/af"), 2,
@@ -488,7 +493,7 @@ def test_the_table_is_large_and_covers_every_command() -> None:
     assert {"generate", "mine", "graph build", "graph show", "graph query", "graph stats",
             "graph export", "graph cooccur", "eval copa", "eval generation", "train tokenizer",
             "train generator", "train trim-vocab", "train export",
-            "train causal-bert", "aflite", "inli eval", "inli variants", "swag oversample",
+            "train causal-bert", "train lm-generator", "aflite", "inli eval", "inli variants", "swag oversample",
             "swag filter", "serve"} <= firsts
 
 
@@ -505,6 +510,7 @@ parser = cli.build_parser()
 for argv in (["--help"], ["generate", "--help"], ["mine", "--help"], ["graph", "build", "--help"],
              ["eval", "copa", "--help"], ["eval", "generation", "--help"],
              ["train", "generator", "--help"], ["train", "causal-bert", "--help"],
+             ["train", "lm-generator", "--help"],
              ["aflite", "--help"], ["inli", "train", "--help"], ["inli", "variants", "--help"],
              ["swag", "oversample", "--help"], ["swag", "filter", "--help"], ["serve", "--help"]):
     try:
