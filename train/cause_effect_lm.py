@@ -42,12 +42,13 @@ import os
 import re
 import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from causal_mining.shards import write_json
 from train.errors import TrainConfigError, TrainDataError, TrainError
+from train.lora import LoraOptions
 
 __all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGeneratorOptions",
            "cause_effect_examples", "clause", "is_cause_effect_lm", "load_cause_effect_lm",
@@ -55,6 +56,8 @@ __all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGenerator
 
 #: The folder file that marks a fine-tuned cause/effect LM and says how to rebuild it.
 CONFIG_FILE = "generator.json"
+#: The options and data of a run, written when it starts (:func:`train.lora.check_run`).
+RUN_FILE = "lm_generator_run.json"
 FORMAT = "dpc-cause-effect-lm-1"
 #: ``--model`` name of the bundled fine-tuned generator, and its folder (adapter + config).
 BUNDLED_LM = "smollm2-ecare"
@@ -188,39 +191,24 @@ def split_pairs(pairs: Iterable[tuple[str, str]], dev_per_mille: int = 20
 
 
 @dataclass
-class LmGeneratorOptions:
-    """``dpc train lm-generator``: the base model, the adapter's training, and the data used."""
+class LmGeneratorOptions(LoraOptions):
+    """``dpc train lm-generator``: the adapter's training (:class:`train.lora.LoraOptions`), the
+    base model and the data used."""
 
-    base: str = "smollm2-135m"
-    r: int = 16
-    alpha: int = 32
-    epochs: float = 1.0
     batch_size: int = 16
     lr: float = 3e-4
+    base: str = "smollm2-135m"
     max_pairs: int | None = None
     drop_new_names: bool = False
     swap_genders: bool = False
-    max_minutes: float | None = None
-    seed: int = 0
-    checkpoint_every: int = 25
-    progress: bool = True
 
     def __post_init__(self) -> None:
-        self.lora_options()  # checks the training options, naming a bad one
+        super().__post_init__()
         if self.max_pairs is not None and (isinstance(self.max_pairs, bool)
                                            or not isinstance(self.max_pairs, int)
                                            or self.max_pairs < 1):
             raise TrainConfigError(f"`max_pairs` (={self.max_pairs!r}) has to be a positive "
                                    "integer")
-
-    def lora_options(self) -> Any:
-        """The :class:`train.lora.LoraOptions` these options train with."""
-        from train.lora import LoraOptions
-
-        return LoraOptions(r=self.r, alpha=self.alpha, epochs=self.epochs,
-                           batch_size=self.batch_size, lr=self.lr, max_minutes=self.max_minutes,
-                           seed=self.seed, checkpoint_every=self.checkpoint_every,
-                           progress=self.progress)
 
 
 def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
@@ -232,9 +220,8 @@ def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
     summary, which ``out/generator.json`` keeps."""
     import random
 
-    from train.lora import LoraFiles, train_lora
+    from train.lora import LoraFiles, check_run, train_lora
 
-    lora = options.lora_options()
     pairs = list(pairs)
     train, dev, skipped = split_pairs(pairs)
     if options.max_pairs is not None:
@@ -247,23 +234,14 @@ def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
     dev_examples = cause_effect_examples(dev[:250], proper, **shaping)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    run = {k: v for k, v in asdict(options).items()
-           if k not in ("max_minutes", "progress", "checkpoint_every")}
+    run = options.run_record()
     run.update(train_pairs=len(train), dev_pairs=len(dev), skipped_pairs=skipped,
                sources=[os.path.basename(str(s)) for s in sources])
-    run_file = folder / "lm_generator_run.json"
-    if run_file.exists():
-        if json.loads(run_file.read_text(encoding="utf-8")) != run:
-            raise TrainError(f"{os.fspath(folder)!r} holds a run with other options or data; "
-                             "give another --out or the same options")
-        config_file = folder / CONFIG_FILE
-        if config_file.exists() and not (folder / "lora_state.safetensors").exists():
-            return json.loads(config_file.read_text(encoding="utf-8"))["summary"]
-    else:
-        write_json(run_file, run)
-    summary = train_lora(examples, folder, lora, options.base, files=LoraFiles(), end=".",
-                         dev=dev_examples, desc="training cause/effect LM",
-                         encode_target=lambda t: " " + t, device=device, dtype=dtype)
+    finished = check_run(folder, run, RUN_FILE, CONFIG_FILE, LoraFiles())
+    if finished is not None:
+        return finished
+    summary = train_lora(examples, folder, options, options.base, end=".", dev=dev_examples,
+                         desc="training cause/effect LM", device=device, dtype=dtype)
     write_json(folder / CONFIG_FILE, {
         "format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
         "input_format": INPUT_FORMAT, "summary": summary, "run": run})

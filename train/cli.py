@@ -288,7 +288,12 @@ def lm_generator_command(args: argparse.Namespace) -> int:
     from causal_mining.everyday import read_ecare
     from dpc_device import resolve_device
     from dpc_files import check_output_folder
-    from train.cause_effect_lm import CONFIG_FILE, LmGeneratorOptions, train_cause_effect_lm
+    from train.cause_effect_lm import (
+        CONFIG_FILE,
+        RUN_FILE,
+        LmGeneratorOptions,
+        train_cause_effect_lm,
+    )
 
     _no_hub_bars(args)
     try:
@@ -298,7 +303,7 @@ def lm_generator_command(args: argparse.Namespace) -> int:
         options = LmGeneratorOptions(**values, progress=not args.no_progress)
         pairs = [pair for path in args.pairs for pair in read_ecare(path)]
         out = check_output_folder(args.out, "--out",
-                                  markers=["lm_generator_run.json", CONFIG_FILE],
+                                  markers=[RUN_FILE, CONFIG_FILE],
                                   command="dpc train lm-generator")
         summary = train_cause_effect_lm(pairs, out, options, args.pairs, device=args.device,
                                         dtype=args.dtype)

@@ -23,19 +23,21 @@ train.errors.TrainConfigError: `r` (=0) has to be a positive integer
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from causal_mining.shards import write_json
 from train.errors import TrainConfigError, TrainError
 
-__all__ = ["LORA_TARGETS", "LoraFiles", "LoraOptions", "attach_lora", "load_base", "load_merged",
-           "lora_targets", "train_lora"]
+__all__ = ["LORA_TARGETS", "LoraFiles", "LoraOptions", "attach_lora", "check_run", "load_base",
+           "load_merged", "lora_targets", "train_lora"]
 
 #: The projections that get an adapter, where the model has them (Llama-type names).
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -84,6 +86,12 @@ class LoraOptions:
         if self.max_minutes is not None and not self.max_minutes > 0:
             raise TrainConfigError(f"`max_minutes` (={self.max_minutes!r}) has to be positive")
 
+    def run_record(self) -> dict[str, Any]:
+        """The options that decide what a run trains (all but the time budget, the progress bar
+        and the checkpoint interval, which a resumed run may change): what its run file keeps."""
+        return {k: v for k, v in asdict(self).items()
+                if k not in ("max_minutes", "progress", "checkpoint_every")}
+
 
 @dataclass(frozen=True)
 class LoraFiles:
@@ -91,6 +99,24 @@ class LoraFiles:
 
     adapter: str = "adapter.safetensors"
     state: str = "lora_state.safetensors"
+
+
+def check_run(folder: Path, run: dict[str, Any], run_file: str, config_file: str,
+              files: LoraFiles) -> dict[str, Any] | None:
+    """Before training into ``folder``: refuse a folder holding a run of other options (its
+    ``run_file``), write ``run`` there for a new run, and return the summary a finished run of
+    the same options keeps in its ``config_file`` (``None``: train, or resume from the state).
+    """
+    path = folder / run_file
+    if not path.exists():
+        write_json(path, run)
+        return None
+    if json.loads(path.read_text(encoding="utf-8")) != run:
+        raise TrainError(f"{os.fspath(folder)!r} holds a run with other options or data; give "
+                         "another --out or the same options")
+    if (folder / config_file).exists() and not (folder / files.state).exists():
+        return json.loads((folder / config_file).read_text(encoding="utf-8"))["summary"]
+    return None
 
 
 def lora_targets(module_names: Iterable[str]) -> list[str]:
@@ -135,7 +161,9 @@ def attach_lora(model: Any, r: int, alpha: int, dropout: float = 0.05) -> Any:
                          f"({', '.join(LORA_TARGETS)})")
     config = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=targets,
                         task_type="CAUSAL_LM")
-    return get_peft_model(model, config)
+    with warnings.catch_warnings():  # peft reads a transformers property deprecated in 5.x
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
+        return get_peft_model(model, config)
 
 
 def load_merged(base: str | Path, adapter: str | Path, r: int, alpha: int) -> tuple[Any, Any]:
@@ -148,9 +176,7 @@ def load_merged(base: str | Path, adapter: str | Path, r: int, alpha: int) -> tu
 
     check_safetensors(Path(adapter))
     model, tokenizer = load_base(base)
-    with warnings.catch_warnings():  # peft reads a transformers property deprecated in 5.x
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
-        peft_model = attach_lora(model, r, alpha)
+    peft_model = attach_lora(model, r, alpha)
     weights = {k: v.float() for k, v in load_file(os.fspath(adapter)).items()}
     try:
         result = set_peft_model_state_dict(peft_model, weights)
@@ -169,7 +195,6 @@ def load_merged(base: str | Path, adapter: str | Path, r: int, alpha: int) -> tu
 def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options: LoraOptions,
                base: str | Path, *, files: LoraFiles = LoraFiles(), end: str = "\n",
                dev: Sequence[tuple[str, str]] = (), desc: str = "training adapter",
-               encode_target: Callable[[str], str] | None = None,
                device: str | Any | None = None, dtype: str | Any | None = None
                ) -> dict[str, Any]:
     """Fine-tune a LoRA adapter of ``base`` on ``examples`` and save it as
@@ -179,8 +204,8 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     ----------
     examples
         ``(prompt, target)`` pairs; the model reads ``prompt`` and learns to write
-        ``encode_target(target)`` (default: ``" " + target`` with spaces normalised) followed by
-        ``end`` (a line break; the EOS token when the tokenizer has no single token for it).
+        ``" " + target`` (spaces normalised) followed by ``end`` (a line break by default; the
+        EOS token when the tokenizer has no single token for it).
     dev
         Held-out pairs: their mean target loss (nats a token) before and after training is in
         the summary.
@@ -214,9 +239,7 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     folder.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(options.seed)
     model, tokenizer = load_base(base)
-    with warnings.catch_warnings():  # peft reads a transformers property deprecated in 5.x
-        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
-        model = attach_lora(model, options.r, options.alpha).to(where)
+    model = attach_lora(model, options.r, options.alpha).to(where)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=options.lr, weight_decay=0.0)
     steps_per_epoch = math.ceil(len(examples) / options.batch_size)
@@ -237,11 +260,10 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     newline = tokenizer(end, add_special_tokens=False).input_ids
     if len(newline) != 1:  # a tokenizer that drops line breaks: end with EOS
         newline = [tokenizer.eos_token_id]
-    target_text = encode_target or (lambda t: " " + " ".join(t.split()))
 
     def encode(pair: tuple[str, str]) -> tuple[list[int], list[int]]:
         p = tokenizer(pair[0], add_special_tokens=False).input_ids
-        t = tokenizer(target_text(pair[1]), add_special_tokens=False).input_ids + newline
+        t = tokenizer(" " + " ".join(pair[1].split()), add_special_tokens=False).input_ids + newline
         return p + t, [-100] * len(p) + t
 
     def collate(pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from causal_mining.shards import write_json
 from dpc_errors import DpcError
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
+from train.lora import LoraOptions
 
 __all__ = ["GENERATED_LABELS", "NEGATION_BANS", "GeneratorTrainOptions", "Variant", "VariantGenerator",
            "add_variants_arguments", "keep_constraints", "negated", "parse_labels", "prompt",
@@ -271,20 +272,12 @@ class VariantGenerator:
 
 
 @dataclass
-class GeneratorTrainOptions:
-    """LoRA fine-tuning of the base LM on INLI variants."""
+class GeneratorTrainOptions(LoraOptions):
+    """LoRA fine-tuning of the base LM on INLI variants (:class:`train.lora.LoraOptions`, the
+    base model, and the premises and labels used)."""
 
     base: str = "smollm2-135m"
-    r: int = 16
-    alpha: int = 32
-    epochs: float = 1.0
-    batch_size: int = 8
-    lr: float = 5e-4
     max_premises: int | None = None
-    max_minutes: float | None = None
-    seed: int = 0
-    checkpoint_every: int = 25
-    progress: bool = True
     labels: list[str] = field(default_factory=lambda: list(GENERATED_LABELS))
 
 
@@ -298,7 +291,7 @@ def train_generator(rows: Sequence[InliRow], out: str | Path,
     """Fine-tune the LoRA adapter on ``rows`` (each premise gives one example a label) and save
     it in ``out`` (:func:`train.lora.train_lora`); resumable (state every ``checkpoint_every``
     steps, safetensors). Returns a summary (steps, minutes, mean loss of the last steps)."""
-    from train.lora import LoraFiles, LoraOptions, train_lora
+    from train.lora import LoraFiles, check_run, train_lora
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -308,25 +301,13 @@ def train_generator(rows: Sequence[InliRow], out: str | Path,
     data = _examples(rows, options.labels)
     if not data:
         raise TaskError("no training examples for the variant generator")
-    run = {k: v for k, v in asdict(options).items() if k not in ("max_minutes", "progress",
-                                                                  "checkpoint_every")}
-    run["examples"] = len(data)
-    if (folder / RUN_FILE).exists():
-        if json.loads((folder / RUN_FILE).read_text(encoding="utf-8")) != run:
-            raise TaskError(f"{os.fspath(folder)!r} holds a generator run with other options; "
-                            "give another --out or the same options")
-        if (folder / CONFIG_FILE).exists() and not (folder / STATE_FILE).exists():
-            return json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))["summary"]
-    else:
-        write_json(folder / RUN_FILE, run)
-    summary = train_lora(
-        data, folder, LoraOptions(r=options.r, alpha=options.alpha, epochs=options.epochs,
-                                  batch_size=options.batch_size, lr=options.lr,
-                                  max_minutes=options.max_minutes, seed=options.seed,
-                                  checkpoint_every=options.checkpoint_every,
-                                  progress=options.progress),
-        options.base, files=LoraFiles(adapter=ADAPTER_FILE, state=STATE_FILE),
-        desc="training variant generator")
+    run = {**options.run_record(), "examples": len(data)}
+    files = LoraFiles(adapter=ADAPTER_FILE, state=STATE_FILE)
+    finished = check_run(folder, run, RUN_FILE, CONFIG_FILE, files)
+    if finished is not None:
+        return finished
+    summary = train_lora(data, folder, options, options.base, files=files,
+                         desc="training variant generator")
     config = {"format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
               "prompt": "Premise: {premise}\\nImplied: {implied}\\n{Label}:", "summary": summary}
     write_json(folder / CONFIG_FILE, config)
