@@ -271,18 +271,14 @@ def _read_config(folder: Path) -> dict[str, Any]:
 def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) -> Path:
     """A Hugging Face folder holding the base model with the adapter of ``folder`` merged in,
     made on first use under the cache (:func:`train.pretrained.cache_root`), named after the
-    adapter's and the config's SHA-256; later loads read it directly.
-
-    Merging through ``peft`` costs ~10 s on 2 cores (its import, wrapping every projection,
-    merging); reading the merged float32 folder ~1 s, as for the base model. Written to a
-    temporary folder and renamed into place, so an interrupted merge leaves nothing
-    half-written."""
+    adapter's and the config's SHA-256 (:func:`train.pretrained.build_folder`: nothing
+    half-written is left by an interrupted merge); later loads read it directly, as fast as the
+    base model (``benchmarks/guided/cold_start.py``'s model phase: 0.6 s), without importing
+    ``peft`` or wrapping and merging every projection again."""
     import hashlib
-    import shutil
-    import tempfile
 
     from train.lora import LoraFiles, load_merged
-    from train.pretrained import cache_root
+    from train.pretrained import build_folder, cache_root
 
     folder = Path(folder)
     config = _read_config(folder)
@@ -304,27 +300,21 @@ def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) ->
 
         print(f"dpc: merging the adapter of {os.fspath(folder)} into {config['base']} (once, "
               f"~15 s) into {target}", file=sys.stderr)
-    model, tokenizer = load_merged(config["base"], adapter, config["r"], config["alpha"])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     from transformers.utils import logging as hf_logging
 
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # "Writing model shards" for one small file
-    try:
-        model.save_pretrained(os.fspath(work), safe_serialization=True)
-        tokenizer.save_pretrained(os.fspath(work))
-        if target.exists():  # another process finished first
-            shutil.rmtree(work)
-        else:
-            work.replace(target)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
-    return target
+    model, tokenizer = load_merged(config["base"], adapter, config["r"], config["alpha"])
+
+    def write(work: Path) -> None:
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # "Writing model shards" for one small file
+        try:
+            model.save_pretrained(os.fspath(work), safe_serialization=True)
+            tokenizer.save_pretrained(os.fspath(work))
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
+
+    return build_folder(target, write)
 
 
 def load_cause_effect_lm(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) -> Any:

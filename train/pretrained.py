@@ -39,13 +39,14 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dpc_errors import DpcError
 
-__all__ = ["PRETRAINED", "PretrainedSpec", "cache_root", "gguf_path", "load_pretrained",
+__all__ = ["PRETRAINED", "PretrainedSpec", "build_folder", "cache_root", "gguf_path", "load_pretrained",
            "pretrained_folder", "pretrained_spec"]
 
 
@@ -143,10 +144,17 @@ def pretrained_folder(name: str, progress: bool = True) -> Path:
 
         print(f"dpc: converting {source.name} for fast loading (once, ~20 s) into {folder}",
               file=sys.stderr)
+    return build_folder(folder, lambda work: _convert(source, work))
+
+
+def build_folder(folder: Path, write: Callable[[Path], None]) -> Path:
+    """``folder`` made by ``write(work)`` in a temporary folder beside it, then renamed into
+    place: an interrupted build leaves nothing half-written, and when another process finished
+    the same folder first, its copy is kept and this one dropped."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        _convert(source, work)
+        write(work)
         if folder.exists():  # another process finished first
             shutil.rmtree(work)
         else:
