@@ -122,10 +122,6 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "e.jsonl"
-    >>> _ = f.write_text('{"premise": "I slipped.", "ask-for": "cause", "hypothesis1": "The '
-    ...                  'floor was wet.", "hypothesis2": "I ate.", "label": 0}\\n')
-    >>> list(read_ecare(f))
-    [('The floor was wet.', 'I slipped.')]
     >>> _ = f.write_text('{"cause": "rain"}\\n')
     >>> list(read_ecare(f))
     Traceback (most recent call last):
