@@ -56,7 +56,7 @@ def main() -> None:
     reranks = RERANKS if args.n else ("nll",)  # N-best: beam order, no rerank
     tops: dict[str, list[list[str]]] = {r: [] for r in reranks}
     keywords: dict[str, list[list[str | None]]] = {r: [] for r in reranks}
-    seconds: dict[str, float] = {"decode": 0.0, **{r: 0.0 for r in RERANKS}}
+    seconds: dict[str, float] = {"decode": 0.0, **{r: 0.0 for r in reranks}}
     for number, item in enumerate(items, 1):
         text = as_clause(item.premise)
         for rerank in reranks:
