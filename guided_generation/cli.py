@@ -133,6 +133,10 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--plain-row", action=argparse.BooleanOptionalAction, default=d.plain_row,
                    help="also decode one row without a keyword, whose outputs join the pool "
                    f"(default {'on' if d.plain_row else 'off'})")
+    p.add_argument("--pronoun-agreement", action=argparse.BooleanOptionalAction,
+                   default=d.pronoun_agreement,
+                   help="when the input speaks of one gender only, ban the other's pronouns "
+                   f"(default {'on' if d.pronoun_agreement else 'off'})")
     p.add_argument("--banned", action="append", default=[], help="a phrase never to generate")
     p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="rows decoded at once")
     p.add_argument("--max-input-tokens", type=int, default=d.max_input_tokens)
@@ -172,7 +176,8 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
         length_penalty=args.length_penalty, rank=args.rank, rerank=args.rerank,
         mmr_lambda=args.mmr_lambda, template_limit=args.template_limit or None,
         constraint_mode=args.constraint_mode,
-        capitalized=args.capitalized, plain_row=args.plain_row, max_input_tokens=args.max_input_tokens,
+        capitalized=args.capitalized, plain_row=args.plain_row,
+        pronoun_agreement=args.pronoun_agreement, max_input_tokens=args.max_input_tokens,
         batch_rows=args.batch_rows,
     )
 

@@ -122,6 +122,10 @@ class GuidedOptions:
         the pool: the model's own most likely answers compete with the keyword-guided ones
         (default on: COPA by generation 79% with it, 74% without). Only in ``combine`` mode:
         the other modes ask that every output hold the user's keywords.
+    pronoun_agreement : bool
+        When the input speaks of people of one gender only ("she missed the bus"), ban the
+        other gender's third-person pronouns from every output (negative constraints of the
+        same decode; :mod:`guided_generation.agreement`). Default on.
     max_input_tokens : int
         Longer inputs are cut to this many tokens, and the result says so.
     batch_rows : int
@@ -143,6 +147,7 @@ class GuidedOptions:
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
     capitalized: bool = False
     plain_row: bool = True
+    pronoun_agreement: bool = True
     max_input_tokens: int = 64
     batch_rows: int = 100
 

@@ -51,10 +51,11 @@ from typing import TYPE_CHECKING, Any
 
 from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
-from dpc_decode.constraints import TokenizeOptions
+from dpc_decode.constraints import TokenizeOptions, tokenize_phrase
 from dpc_decode.generation import generate
 from dpc_decode.rerank import limit_templates, mmr, normalise, rank_by_nll
 from dpc_device import place, resolve_device
+from guided_generation.agreement import gender_of, pronoun_bans
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
@@ -256,7 +257,8 @@ class GuidedGenerator:
         return found.keywords, [f"graph: {found.message}"] if found.message else []
 
     def decode_rows(self, prompt: str, rows: Sequence[KeywordRow], options: GuidedOptions,
-                    progress: bool = False, banned: Sequence[str] = ()) -> list[list[GeneratedSequence]]:
+                    progress: bool = False,
+                    banned: Sequence[str | Sequence[int]] = ()) -> list[list[GeneratedSequence]]:
         """Decode every row (the same prompt, the row's sets), ``batch_rows`` rows at a time."""
         from tqdm.auto import tqdm
 
@@ -278,7 +280,7 @@ class GuidedGenerator:
         return found
 
     def unconstrained(self, prompt: str, count: int, options: GuidedOptions,
-                      banned: Sequence[str] = ()) -> list[GuidedOutput]:
+                      banned: Sequence[str | Sequence[int]] = ()) -> list[GuidedOutput]:
         """N-best beam search without constraints (the fallback, and a baseline)."""
         found = generate(self.model, self.tokenizer, [prompt], None, banned=list(banned) or None,
                          options=options.beam_options(count), eos_token_id=self.eos_token_id)[0]
@@ -393,7 +395,8 @@ class GuidedGenerator:
         self._prior.clear()
 
     def _decode(self, text: str, direction: str, options: GuidedOptions,
-                constraints: tuple[str, ...], progress: bool, banned: tuple[str, ...]) -> _Decoded:
+                constraints: tuple[str, ...], progress: bool,
+                banned: tuple[str | tuple[int, ...], ...]) -> _Decoded:
         """Keywords, rows and the merged outputs of one input, before reranking.
 
         The last few results are kept, so generating again with only the rerank options
@@ -417,6 +420,11 @@ class GuidedGenerator:
             rows.append(KeywordRow("", "none", []))
         keyword_seconds = time.perf_counter() - started
         prompt = self.prompt(text, direction)
+        bans = pronoun_bans(text) if options.pronoun_agreement else ()
+        if bans:
+            notes.append(f"pronoun agreement: the input speaks of a {gender_of(text)} person "
+                         f"only, so no output says {', '.join(bans)}")
+            banned = tuple(banned) + tuple(self._word_ids(bans))
         started = time.perf_counter()
         stats: dict[str, float] = {"rows": len(rows)}
         if not rows:
@@ -441,6 +449,18 @@ class GuidedGenerator:
         while len(self._decoded) > _DECODE_CACHE:
             self._decoded.popitem(last=False)
         return decoded
+
+    def _word_ids(self, words: Sequence[str]) -> list[tuple[int, ...]]:
+        """The word-initial token ids of each word, lower-case and capitalised: banned as
+        ids, so that only the word is banned, not every word it is a piece of ("he" in
+        "the")."""
+        forms: list[tuple[int, ...]] = []
+        for word in words:
+            for ids in tokenize_phrase(self.tokenizer, word,
+                                       TokenizeOptions(word_initial=True, capitalized=True)):
+                if tuple(ids) not in forms:
+                    forms.append(tuple(ids))
+        return forms
 
     def _fit_memory(self, prompt: str, rows: int, options: GuidedOptions,
                     beams: int) -> tuple[GuidedOptions, list[str]]:

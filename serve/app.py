@@ -30,6 +30,7 @@ import gradio as gr
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from guided_generation.options import GuidedOptions
 from serve.render import constrain_html, error_html, results_html
 from serve.service import (
     DIRECTIONS,
@@ -70,7 +71,8 @@ CSS = """
 .dpc-set[data-satisfied="false"] { color: #b03a2e; }
 """
 
-DEFAULTS = {"input": "babies cry", "n": 20, "m": 2, "k": 10}
+DEFAULTS = {"input": "babies cry", "n": GuidedOptions.n, "m": GuidedOptions.m, "k": GuidedOptions.k,
+            "rank": GuidedOptions.rank, "rerank": GuidedOptions.rerank}  # the pipeline's defaults
 
 
 def theme() -> Any:
@@ -145,8 +147,10 @@ def build_blocks(service: Service, tasks: list[Any] | None = None) -> gr.Blocks:
                         k = gr.Number(DEFAULTS["k"], label="K (returned)", precision=0,
                                       minimum=1, maximum=LIMITS["k"], elem_id="ce-k")
                     with gr.Row():
-                        rank = gr.Dropdown(list(RANKS), value="mix", label="Keyword ranking")
-                        rerank = gr.Dropdown(list(RERANKS), value="mmr", label="Reranker")
+                        rank = gr.Dropdown(list(RANKS), value=DEFAULTS["rank"],
+                                           label="Keyword ranking")
+                        rerank = gr.Dropdown(list(RERANKS), value=DEFAULTS["rerank"],
+                                             label="Reranker")
                     go = gr.Button("Generate", variant="primary", elem_id="ce-submit")
                     figures = gr.Gallery(label="The input's lemmas in the Cause Effect Graph",
                                          columns=1, height=340, object_fit="contain",
@@ -204,8 +208,9 @@ def build_blocks(service: Service, tasks: list[Any] | None = None) -> gr.Blocks:
 def _gradio_api(service: Service) -> None:
     """Typed endpoints for ``gradio_client`` (``api_name="/generate"``, ``"/constrain"``)."""
 
-    def generate(input: str, direction: str = "cause", n: int = 20, m: int = 2, k: int = 10,
-                 rank: str = "mix", rerank: str = "mmr") -> dict:
+    def generate(input: str, direction: str = "cause", n: int = GuidedOptions.n,
+                 m: int = GuidedOptions.m, k: int = GuidedOptions.k, rank: str = GuidedOptions.rank,
+                 rerank: str = GuidedOptions.rerank) -> dict:
         """Causes and/or effects of a sentence: what POST /api/generate returns."""
         try:
             return service.generate(GenerateRequest(input, direction, n=n, m=m, k=k, rank=rank,

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpc_errors import DpcError
+from guided_generation.options import RANKS as _RANKS
+from guided_generation.options import RERANKS as _RERANKS
 
 if TYPE_CHECKING:
     from guided_generation.options import GuidedOptions
@@ -49,8 +51,7 @@ __all__ = ["DIRECTIONS", "LIMITS", "BusyError", "CancelledError", "ConstrainRequ
 
 #: What the page's direction choice may be: one of the pipeline's, or both one after the other.
 DIRECTIONS = ("cause", "effect", "both")
-RANKS = ("weight", "strength", "pmi", "mix")
-RERANKS = ("nll", "pmi", "mmr")
+RANKS, RERANKS = _RANKS, _RERANKS  # the pipeline's own choices (its options module is light)
 
 #: The largest values a request may ask for: enough for the paper's settings (N = 300, M = 5),
 #: small enough that no single request holds the server for long on a CPU.

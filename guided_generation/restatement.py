@@ -1,0 +1,68 @@
+"""Outputs that restate the input: "my body cast a shadow on the grass" as the cause of "my body
+cast a shadow over the grass".
+
+A cause or an effect that repeats the input says nothing, yet the model finds it likely (it has
+just read those words) and a reverse score finds the input likely after it. An output *restates*
+the input when it holds most of the input's content words (:data:`THRESHOLD` of them, stop words
+and case aside); such outputs go to the end of a ranking, after every other output, so they
+are shown only when nothing else is left.
+
+>>> restates("my body cast a shadow on the grass", "My body cast a shadow over the grass.")
+True
+>>> restates("the sun was rising", "My body cast a shadow over the grass.")
+False
+>>> restates("he went to sleep late", "the man fell asleep")
+False
+>>> [o for o in demote_restatements(["the car broke down again", "the battery died"],
+...                                 "the car broke down")]
+['the battery died', 'the car broke down again']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import TypeVar
+
+__all__ = ["THRESHOLD", "content_words", "demote_restatements", "restates"]
+
+T = TypeVar("T")
+#: Share of the input's content words an output must hold to restate it.
+THRESHOLD = 0.75
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS  # a word list: no pipeline is loaded
+
+    return frozenset(STOP_WORDS)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The lower-cased words of ``text`` that are not stop words.
+
+    >>> sorted(content_words("The car broke down."))
+    ['broke', 'car']
+    """
+    stop = _stop_words()
+    return frozenset(w for w in _WORD.findall(text.lower()) if w not in stop)
+
+
+def restates(output: str, text: str, threshold: float = THRESHOLD) -> bool:
+    """Whether ``output`` holds at least ``threshold`` of ``text``'s content words (an input
+    without content words is restated by nothing)."""
+    source = content_words(text)
+    if not source:
+        return False
+    return len(source & content_words(output)) >= threshold * len(source)
+
+
+def demote_restatements(ranked: Sequence[T], text: str,
+                        key: Callable[[T], str] = lambda o: getattr(o, "text", o)) -> list[T]:
+    """``ranked`` with the outputs that restate ``text`` moved to the end (both parts keep
+    their order); ``key`` reads an output's text (default: its ``text`` attribute, or the
+    output itself when it is a string)."""
+    kept = [o for o in ranked if not restates(key(o), text)]
+    return kept + [o for o in ranked if restates(key(o), text)]
