@@ -10,7 +10,8 @@ For an input sentence and a direction:
    per-row constraints, ``batch_rows`` rows at a time to bound memory), keeping each row's top M;
 4. merge the N×M outputs, drop those that missed their keyword (only possible when
    ``max_new_tokens`` is too short for it), remove duplicates, rerank by mean negative
-   log-likelihood per token (or by maximal marginal relevance) and return the top K.
+   log-likelihood per token (or by maximal marginal relevance, or PMI with the input), move
+   outputs that restate the input to the end, and return the top K.
 
 The paper decodes the N keywords one after another; batching them into rows of one search is
 what makes N = 300 affordable (``benchmarks/guided/speed.py``).
@@ -60,6 +61,7 @@ from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
 from guided_generation.options import GuidedOptions, check_direction
+from guided_generation.restatement import demote_restatements
 from train.metrics import continuation_log_probs, sequence_log_probs
 from train.models import resolve_generator
 from train.prompts import InputFormat, input_format_for
@@ -376,8 +378,10 @@ class GuidedGenerator:
     def rerank(self, outputs: Sequence[GuidedOutput], text: str, direction: str,
                options: GuidedOptions) -> list[GuidedOutput]:
         """The top K of ``outputs`` (distinct texts) for the input ``text``: ordered as
-        ``options.rerank`` says, then at most ``options.template_limit`` sharing a word
-        trigram (:func:`dpc_decode.rerank.limit_templates`)."""
+        ``options.rerank`` says, outputs that restate the input moved to the end
+        (:func:`guided_generation.restatement.demote_restatements`), then at most
+        ``options.template_limit`` sharing a word trigram
+        (:func:`dpc_decode.rerank.limit_templates`)."""
         merged = list(outputs)
         limit = options.template_limit
         if options.rerank == "mmr":  # an MMR order long enough for the template limit to skip in
@@ -386,6 +390,7 @@ class GuidedGenerator:
             ranked = self.rank_by_pmi(merged, text, direction)
         else:
             ranked = rank_by_nll(merged)
+        ranked = demote_restatements(ranked, text)
         return limit_templates(ranked, options.k, limit) if limit else ranked[: options.k]
 
     def clear_cache(self) -> None:
