@@ -31,6 +31,9 @@ RERANKS = ("nll", "mmr", "pmi")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="generator (default: dpc's default)")
+    ap.add_argument("--format", default=None, choices=("seq2seq", "causal", "causal-zero-shot"),
+                    help="input format (default: the model's own; causal-zero-shot: a pretrained "
+                    "LM asked without worked examples)")
     ap.add_argument("--n", type=int, default=20, help="graph keywords (0: plain N-best)")
     ap.add_argument("--m", type=int, default=2)
     ap.add_argument("--num-beams", type=int, default=None)
@@ -51,6 +54,10 @@ def main() -> None:
 
     items = read_copa(args.copa)[args.start: args.start + args.limit]
     generator = GuidedGenerator.load(args.model)
+    if args.format is not None:
+        from train.prompts import NAMED_FORMATS
+
+        generator.input_format = NAMED_FORMATS[args.format]
     options = GuidedOptions(n=max(args.n, 1), m=args.m, num_beams=args.num_beams,
                             plain_row=args.plain_row)
     reranks = RERANKS if args.n else ("nll",)  # N-best: beam order, no rerank
@@ -85,7 +92,8 @@ def main() -> None:
         scores[rerank] = {"accuracy": s.accuracy, "ties": s.ties,
                           "distinct_keywords": round(s.distinct_keywords, 2),
                           "template_share": round(s.template_share, 3)}
-    record = {"command": " ".join(sys.argv), "model": args.model or "default", "n": args.n,
+    record = {"command": " ".join(sys.argv), "model": args.model or "default",
+              "format": args.format or "the model's own", "n": args.n,
               "m": args.m, "num_beams": args.num_beams, "plain_row": args.plain_row,
               "start": args.start, "items": len(items), "threads": args.threads,
               "cpu_seconds_per_item": {k: round(v / len(items), 3) for k, v in seconds.items()},
