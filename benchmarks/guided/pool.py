@@ -31,6 +31,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=100)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--copa", default=str(ROOT.parent / "shared/data/copa/copa-dev.xml"))
+    ap.add_argument("--gendered-only", action="store_true",
+                    help="decode only the inputs pronoun agreement bans pronouns for (a pool "
+                    "decoded without it is brought up to date by these records)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
@@ -39,6 +42,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from guided_generation import GuidedGenerator, GuidedOptions
+    from guided_generation.agreement import pronoun_bans
     from tasks.copa.dataset import as_clause, read_copa
 
     items = read_copa(args.copa)[args.start: args.start + args.limit]
@@ -56,6 +60,8 @@ def main() -> None:
             if index in done:
                 continue
             text = as_clause(item.premise)
+            if args.gendered_only and not pronoun_bans(text):
+                continue
             started = time.process_time()
             result = generator.generate(text, item.asks_for, options)
             record = {"index": index, "input": text, "direction": item.asks_for,
