@@ -39,7 +39,8 @@ from tasks.inli.variants import (
     word_edit_distance,
 )
 
-#: constrained: keep-sets + no negation in contradictions; keep-only: keep-sets, negation allowed.
+#: constrained: keep-sets, no copy of the implied entailment, no negation in contradictions;
+#: keep-only: keep-sets and no copy, negation allowed.
 MODES = ("constrained", "unconstrained", "keep-only")
 
 

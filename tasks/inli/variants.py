@@ -17,7 +17,9 @@ Constraints (:func:`keep_constraints`) keep the implied entailment's people (eac
 and at least one of its key nouns (one disjunctive set of all their inflections,
 :func:`cause_effect_graph.variants.variants`); contradictions may also ban negation
 (:data:`NEGATION_BANS`), since the INLI authors rewrote their prompts to stop contradictions from
-leaning on "not".
+leaning on "not". Constrained decoding also bans the implied entailment itself as a phrase
+(:func:`copy_ban`): a variant is an *edit*, and a word-for-word copy (which the classifier, rightly,
+calls an implied entailment) cannot be written; a one-word edit still can.
 
 >>> print(prompt("Tom won.", "Tom is happy.", "neutral"))
 Premise: Tom won.
@@ -27,6 +29,8 @@ Neutral:
 ['explicit_entailment', 'contradiction']
 >>> negated("He didn't go."), negated("He went nowhere.")
 (True, False)
+>>> copy_ban("  Coleman is avoiding his  friends. ")
+'Coleman is avoiding his friends'
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from tasks.errors import TaskError
 from train.lora import LoraOptions
 
 __all__ = ["GENERATED_LABELS", "NEGATION_BANS", "GeneratorTrainOptions", "Variant", "VariantGenerator",
-           "add_variants_arguments", "keep_constraints", "negated", "parse_labels", "prompt",
+           "add_variants_arguments", "copy_ban", "keep_constraints", "negated", "parse_labels", "prompt",
            "train_generator", "word_edit_distance"]
 
 #: The labels a variant can have (the implied entailment is the input).
@@ -98,6 +102,12 @@ explicit_entailment, neutral, contradiction
                             f"{', '.join(GENERATED_LABELS)}")
         out.append(full)
     return list(dict.fromkeys(out))
+
+
+def copy_ban(implied: str) -> str:
+    """The implied entailment as a banned phrase: spaces normalised, final punctuation dropped
+    (so that the copy is banned whatever ends it)."""
+    return " ".join(implied.split()).rstrip(".!?;:").rstrip()
 
 
 def negated(text: str) -> bool:
@@ -242,11 +252,12 @@ class VariantGenerator:
         return cls(model, tokenizer, config)
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
-                 constrained: bool = True, ban_negation: bool = True, num_beams: int = 4,
-                 max_new_tokens: int = 40, batch_size: int = 16) -> list[Variant]:
+                 constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
+                 num_beams: int = 4, max_new_tokens: int = 40,
+                 batch_size: int = 16) -> list[Variant]:
         """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
-        entailment's people and one of its key nouns are kept; contradictions ban negation
-        (``ban_negation``)."""
+        entailment's people and one of its key nouns are kept, a word-for-word copy of it is
+        banned (``ban_copy``), and contradictions ban negation (``ban_negation``)."""
         from dpc_decode import TokenizeOptions
         from dpc_decode import generate as dpc_generate
 
@@ -254,8 +265,9 @@ class VariantGenerator:
             raise TaskError("premises, implied entailments and labels differ in number")
         prompts = [prompt(p, h, lab) for p, h, lab in zip(premises, implied, labels)]
         sets = [keep_constraints(h).sets() if constrained else [] for h in implied]
-        bans = [list(NEGATION_BANS) if constrained and ban_negation and lab == "contradiction"
-                else [] for lab in labels]
+        bans = [([copy_ban(h)] if constrained and ban_copy and copy_ban(h) else [])
+                + (list(NEGATION_BANS) if constrained and ban_negation and lab == "contradiction"
+                   else []) for h, lab in zip(implied, labels)]
         # one list of sets per input; a row with none is an empty list, a call with none at
         # all passes None (the engine would read [[], ...] as shared empty sets)
         outs = dpc_generate(
@@ -336,6 +348,8 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unconstrained", action="store_true", help="decode without constraints")
     p.add_argument("--allow-negation", action="store_true",
                    help="do not ban negation words in contradictions")
+    p.add_argument("--allow-copy", action="store_true",
+                   help="do not ban a word-for-word copy of the implied entailment")
     p.add_argument("--num-beams", type=int, default=4)
     p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--json", action="store_true", help="print JSON lines")
@@ -397,7 +411,8 @@ def variants_command(args: argparse.Namespace) -> int:
         variants = generator.generate(
             [items[i][1] for i, _ in flat], [items[i][2] for i, _ in flat],
             [lab for _, lab in flat], constrained=not args.unconstrained,
-            ban_negation=not args.allow_negation, num_beams=args.num_beams,
+            ban_negation=not args.allow_negation, ban_copy=not args.allow_copy,
+            num_beams=args.num_beams,
             max_new_tokens=args.max_new_tokens)
     except DpcError as err:
         return _fail(err)

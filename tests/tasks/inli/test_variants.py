@@ -13,6 +13,7 @@ from tasks.datasets import read_inli
 from tasks.inli.variants import (
     GeneratorTrainOptions,
     VariantGenerator,
+    copy_ban,
     keep_constraints,
     negated,
     parse_labels,
@@ -76,6 +77,28 @@ def test_generate_constrained_and_not(generator: Path) -> None:
     free = gen.generate(premises[:1], implied[:1], ["neutral"], constrained=False, num_beams=2,
                         max_new_tokens=8)
     assert free[0].satisfied is None and not free[0].constrained
+
+
+def test_constrained_decoding_bans_a_copy_of_the_implied_entailment(generator: Path,
+                                                                     monkeypatch) -> None:
+    import dpc_decode
+
+    calls = []
+    real = dpc_decode.generate
+    monkeypatch.setattr(dpc_decode, "generate",
+                        lambda *a, **k: calls.append(k.get("banned")) or real(*a, **k))
+    gen = VariantGenerator.load(generator / "model")
+    implied = ["Robbie likes the red house.", "He is glad!"]
+    out = gen.generate(["Robbie said the house was red.", "He was glad."], implied,
+                       ["neutral", "contradiction"], num_beams=2, max_new_tokens=8)
+    assert calls[-1][0] == ["Robbie likes the red house"]
+    assert calls[-1][1][0] == "He is glad" and "not" in calls[-1][1]  # copy, then negation
+    assert all(copy_ban(h) not in v.text for h, v in zip(implied, out))
+    gen.generate(["p."], implied[:1], ["neutral"], ban_copy=False, num_beams=2, max_new_tokens=4)
+    assert calls[-1] is None
+    gen.generate(["p."], implied[:1], ["neutral"], constrained=False, num_beams=2,
+                 max_new_tokens=4)
+    assert calls[-1] is None
 
 
 def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
