@@ -28,7 +28,7 @@ import torch
 from train.tokenizer import target_ids
 
 __all__ = ["DevMetrics", "causal_log_probs", "collate", "continuation_log_probs", "evaluate",
-           "sequence_log_probs"]
+           "length_buckets", "sequence_log_probs"]
 
 
 def collate(pairs: Sequence[tuple[Sequence[int], Sequence[int]]], pad_id: int) -> dict[str, torch.Tensor]:
@@ -231,13 +231,41 @@ def continuation_log_probs(model: Any, tokenizer: Any, prompt: str,
     if not head:
         raise ValueError("continuation_log_probs needs a non-empty prompt")
     pad = tokenizer.eos_token_id or 0
-    out: list[float] = []
-    for start in range(0, len(continuations), batch_size):
-        tails = [list(t) for t in continuations[start:start + batch_size]]
-        if not all(tails):
-            raise ValueError("an empty continuation has no log-probability to score")
-        out.extend(_shared_prompt_log_probs(model, list(head), tails, pad))
+    if not all(continuations):
+        raise ValueError("an empty continuation has no log-probability to score")
+    out: list[float] = [0.0] * len(continuations)
+    for batch in length_buckets([len(t) for t in continuations], batch_size):
+        values = _shared_prompt_log_probs(model, list(head), [list(continuations[i]) for i in batch],
+                                          pad)
+        for i, v in zip(batch, values):
+            out[i] = v
     return out
+
+
+def length_buckets(lengths: Sequence[int], batch_size: int, waste: float = 0.2) -> list[list[int]]:
+    """Indices of ``lengths`` in batches of similar length: sorted by length, a batch closes
+    at ``batch_size`` items or when padding it to its longest would waste more than ``waste``
+    of its positions. Padding is computed for nothing; outputs of a beam search vary from a
+    few tokens to ``max_new_tokens``.
+
+    >>> length_buckets([3, 12, 4, 11, 3], batch_size=8)
+    [[0, 4, 2], [3, 1]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for i in order:
+        n = lengths[i]
+        if current and (len(current) == batch_size
+                        or (len(current) + 1) * n - (total + n) > waste * (len(current) + 1) * n):
+            batches.append(current)
+            current, total = [], 0
+        current.append(i)
+        total += n
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _shared_prompt_log_probs(model: Any, prompt: list[int], tails: list[list[int]],
@@ -262,8 +290,11 @@ def _shared_prompt_log_probs(model: Any, prompt: list[int], tails: list[list[int
         # transformers >= 5.2x names the cache argument `cache`; earlier 5.x `past_key_values`
         name = "cache" if "cache" in inspect.signature(model.forward).parameters else \
             "past_key_values"
-        logits = model(input_ids=ids, attention_mask=attention, use_cache=False,
-                       **{name: cache}).logits.float()  # (B, T, V)
-        rest = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, T-1)
+        if width == 1:  # every target is one token: the prompt's last logits score them all
+            return first[ids[:, 0]].tolist()
+        # the last token is only a target: no position reads it, so it is not run
+        logits = model(input_ids=ids[:, :-1], attention_mask=attention[:, :-1], use_cache=False,
+                       **{name: cache}).logits.float()  # (B, T-1, V)
+        rest = logits.log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, T-1)
         total = first[ids[:, 0]] + (rest * mask[:, 1:]).sum(-1)
     return total.tolist()
