@@ -131,8 +131,10 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
                    "(default combine: extra rows beside the graph's)")
     p.add_argument("--capitalized", action="store_true", help="allow capitalised keyword forms")
     p.add_argument("--plain-row", action=argparse.BooleanOptionalAction, default=d.plain_row,
-                   help="also decode one row without a keyword, whose outputs join the pool "
-                   f"(default {'on' if d.plain_row else 'off'})")
+                   help="also decode the input without a keyword, whose --plain-m best outputs "
+                   f"join the pool (default {'on' if d.plain_row else 'off'})")
+    p.add_argument("--plain-m", type=int, default=d.plain_m,
+                   help=f"outputs of the keyword-free search (default {d.plain_m})")
     p.add_argument("--pronoun-agreement", action=argparse.BooleanOptionalAction,
                    default=d.pronoun_agreement,
                    help="when the input speaks of one gender only, ban the other's pronouns "
@@ -177,7 +179,7 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
         mmr_lambda=args.mmr_lambda, template_limit=args.template_limit or None,
         constraint_mode=args.constraint_mode,
         capitalized=args.capitalized, plain_row=args.plain_row,
-        pronoun_agreement=args.pronoun_agreement, max_input_tokens=args.max_input_tokens,
+        plain_m=args.plain_m, pronoun_agreement=args.pronoun_agreement, max_input_tokens=args.max_input_tokens,
         batch_rows=args.batch_rows,
     )
 

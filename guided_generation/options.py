@@ -118,10 +118,14 @@ class GuidedOptions:
     capitalized : bool
         Add capitalised forms to every keyword's set (for outputs that may start with it).
     plain_row : bool
-        Also decode the input without any keyword, as one more row whose best ``m`` outputs join
-        the pool: the model's own most likely answers compete with the keyword-guided ones
-        (default on: COPA by generation 79% with it, 74% without). Only in ``combine`` mode:
-        the other modes ask that every output hold the user's keywords.
+        Also decode the input without any keyword, in a beam search of its own whose best
+        ``plain_m`` outputs join the pool: the model's own most likely answers compete with the
+        keyword-guided ones (default on: COPA by generation 79% with it, 74% without, on the
+        first 100 COPA-dev items). Only in ``combine`` mode: the other modes ask that every
+        output hold the user's keywords.
+    plain_m : int
+        Outputs the plain row keeps (default 4; ``max(num_beams, plain_m)`` beams): more of the
+        model's own answers than of any one keyword's (benchmarks/guided/RESULTS.md).
     pronoun_agreement : bool
         When the input speaks of people of one gender only ("she missed the bus"), ban the
         other gender's third-person pronouns from every output (negative constraints of the
@@ -147,12 +151,13 @@ class GuidedOptions:
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
     capitalized: bool = False
     plain_row: bool = True
+    plain_m: int = 4
     pronoun_agreement: bool = True
     max_input_tokens: int = 64
     batch_rows: int = 100
 
     def __post_init__(self) -> None:
-        for name in ("n", "m", "k", "max_input_tokens", "batch_rows"):
+        for name in ("n", "m", "k", "plain_m", "max_input_tokens", "batch_rows"):
             _check_int(name, getattr(self, name))
         if self.num_beams is None:
             object.__setattr__(self, "num_beams", max(self.m, 4))

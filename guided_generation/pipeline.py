@@ -421,8 +421,7 @@ class GuidedGenerator:
             graph, messages = self.graph_keywords(text, direction, options)
             notes += messages
         rows = keyword_rows(graph, constraints, options.constraint_mode, options.n, options.capitalized)
-        if rows and options.plain_row and options.constraint_mode == "combine":
-            rows.append(KeywordRow("", "none", []))
+        plain = bool(rows) and options.plain_row and options.constraint_mode == "combine"
         keyword_seconds = time.perf_counter() - started
         prompt = self.prompt(text, direction)
         bans = pronoun_bans(text) if options.pronoun_agreement else ()
@@ -431,7 +430,7 @@ class GuidedGenerator:
                          f"only, so no output says {', '.join(bans)}")
             banned = tuple(banned) + tuple(self._word_ids(bans))
         started = time.perf_counter()
-        stats: dict[str, float] = {"rows": len(rows)}
+        stats: dict[str, float] = {"rows": len(rows) + plain}
         if not rows:
             notes.append("no keyword from the graph: unconstrained N-best beam search instead")
             self._fit_memory(prompt, 1, options, max(options.k, options.num_beams or 1))
@@ -441,6 +440,8 @@ class GuidedGenerator:
             notes += fitted
             found = self.decode_rows(prompt, rows, options, progress, banned)
             gathered, missed = _gather(rows, found)
+            if plain:  # the model's own best answers, from a search of their own
+                gathered += self.unconstrained(prompt, options.plain_m, options, banned)
         merged = _merge(gathered)  # the pipeline's one deduplication
         stats.update(outputs=len(gathered), missed=missed, duplicates=len(gathered) - len(merged))
         if missed:

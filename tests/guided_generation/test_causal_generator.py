@@ -8,6 +8,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 from tokenizers import Tokenizer, models, pre_tokenizers, decoders
 
+from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import GuidedOptions
 from guided_generation.pipeline import GuidedGenerator
 from tests.guided_generation.conftest import toy_graph, toy_lemmatizer
@@ -87,6 +88,22 @@ def test_the_plain_row_adds_unconstrained_outputs(causal):
     plain = [o for o in with_plain.outputs if o.source == "none"]
     assert plain and all(o.keyword is None and o.keywords == () for o in plain)
     assert with_plain.stats["rows"] == without.stats["rows"] + 1
+
+
+def test_the_plain_row_keeps_plain_m_outputs_from_a_search_of_its_own(causal, monkeypatch):
+    calls = []
+    search = causal.unconstrained
+    monkeypatch.setattr(causal, "unconstrained",
+                        lambda prompt, count, *a, **k: calls.append(count) or search(prompt, count, *a, **k))
+    for plain_m in (1, 3):
+        result = causal.generate("babies cry", "cause", GuidedOptions(
+            n=2, m=2, k=40, max_new_tokens=5, rank="weight", plain_m=plain_m,
+            template_limit=None))
+        plain = [o for o in result.outputs if o.source == "none"]
+        assert 1 <= len(plain) <= plain_m  # duplicates of keyword outputs are merged away
+        assert calls[-1] == plain_m
+    with pytest.raises(GuidedGenerationError, match="plain_m"):
+        GuidedOptions(plain_m=0)
 
 
 def test_a_batch_holding_only_the_plain_row_decodes(causal):
