@@ -1,9 +1,10 @@
 """Copy a trained INLI classifier (float16) and variant generator (LoRA adapter) into the package.
 
-    .venv/bin/python benchmarks/inli/bundle.py runs/inli/full runs/inli/generator
+    .venv/bin/python benchmarks/inli/bundle.py runs/inli/full [runs/inli/generator]
 
-writes tasks/inli/model/ (about 45 MB) and tasks/inli/generator/ (about 10 MB), the defaults of
-``dpc inli eval|predict`` and ``dpc inli variants``.
+writes tasks/inli/model/ (about 45 MB) and, when a generator folder is given,
+tasks/inli/generator/ (about 10 MB): the defaults of ``dpc inli eval|predict`` and
+``dpc inli variants``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from tasks.inli.variants import ADAPTER_FILE, CONFIG_FILE, DEFAULT_GENERATOR
 from train.cross_encoder import CrossEncoder
 
 
-def main(classifier: str, generator: str) -> None:
+def main(classifier: str, generator: str | None = None) -> None:
     model = CrossEncoder.load(classifier)
     model.save(MODEL_DIR, half=True)
     shutil.copyfile(Path(classifier) / CLASSIFIER_FILE, MODEL_DIR / CLASSIFIER_FILE)
-    DEFAULT_GENERATOR.mkdir(parents=True, exist_ok=True)
-    for name in (ADAPTER_FILE, CONFIG_FILE):
-        shutil.copyfile(Path(generator) / name, DEFAULT_GENERATOR / name)
+    if generator is not None:
+        DEFAULT_GENERATOR.mkdir(parents=True, exist_ok=True)
+        for name in (ADAPTER_FILE, CONFIG_FILE):
+            shutil.copyfile(Path(generator) / name, DEFAULT_GENERATOR / name)
     for folder in (MODEL_DIR, DEFAULT_GENERATOR):
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
         print(f"{folder.relative_to(ROOT)}: {size / 1e6:.1f} MB")
