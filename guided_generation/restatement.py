@@ -4,11 +4,14 @@ cast a shadow over the grass".
 A cause or an effect that repeats the input says nothing, yet the model finds it likely (it has
 just read those words) and a reverse score finds the input likely after it. An output *restates*
 the input when it holds most of the input's content words (:data:`THRESHOLD` of them, stop words
-and case aside); such outputs go to the end of a ranking, after every other output, so they
-are shown only when nothing else is left.
+and case aside, in any inflection: "the baby is crying" restates "babies cry"; lemminflect's
+lemmas of every part of speech, so no tagger is run); such outputs go to the end of a ranking,
+after every other output, so they are shown only when nothing else is left.
 
 >>> restates("my body cast a shadow on the grass", "My body cast a shadow over the grass.")
 True
+>>> restates("the baby is crying", "babies cry"), restates("the baby is hungry", "babies cry")
+(True, False)
 >>> restates("the sun was rising", "My body cast a shadow over the grass.")
 False
 >>> restates("he went to sleep late", "the man fell asleep")
@@ -50,13 +53,23 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text.lower()) if w not in stop)
 
 
+@lru_cache(maxsize=65536)
+def _forms(word: str) -> frozenset[str]:
+    """The word and its lemmas under every part of speech ("fell" → fell, fall)."""
+    from lemminflect import getAllLemmas
+
+    return frozenset({word, *(lemma for lemmas in getAllLemmas(word).values() for lemma in lemmas)})
+
+
 def restates(output: str, text: str, threshold: float = THRESHOLD) -> bool:
-    """Whether ``output`` holds at least ``threshold`` of ``text``'s content words (an input
-    without content words is restated by nothing)."""
+    """Whether ``output`` holds at least ``threshold`` of ``text``'s content words, each in any
+    inflection (an input without content words is restated by nothing)."""
     source = content_words(text)
     if not source:
         return False
-    return len(source & content_words(output)) >= threshold * len(source)
+    said = frozenset().union(*(_forms(w) for w in content_words(output)))
+    held = sum(bool(_forms(w) & said) for w in source)
+    return held >= threshold * len(source)
 
 
 def demote_restatements(ranked: Sequence[T], text: str,
