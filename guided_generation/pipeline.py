@@ -56,7 +56,7 @@ from dpc_decode.constraints import TokenizeOptions, tokenize_phrase
 from dpc_decode.generation import generate
 from dpc_decode.rerank import limit_templates, mmr, normalise, rank_by_nll
 from dpc_device import place, resolve_device
-from guided_generation.agreement import gender_of, pronoun_bans
+from guided_generation.agreement import pronoun_bans
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
@@ -271,11 +271,8 @@ class GuidedGenerator:
                   leave=False) as bar:
             for start in range(0, len(rows), options.batch_rows):
                 chunk = rows[start:start + options.batch_rows]
-                sets = [row.sets for row in chunk]
-                # a chunk of only keyword-free rows has no constraints at all: the engine reads
-                # [[]] as one shared empty set, so it gets None
                 found += generate(self.model, self.tokenizer, [prompt] * len(chunk),
-                                  sets if any(sets) else None, banned=list(banned) or None,
+                                  [row.sets for row in chunk], banned=list(banned) or None,
                                   options=beam, eos_token_id=self.eos_token_id,
                                   tokenize=TokenizeOptions(whole_word=True))
                 bar.update(len(chunk))
@@ -426,8 +423,8 @@ class GuidedGenerator:
         prompt = self.prompt(text, direction)
         bans = pronoun_bans(text) if options.pronoun_agreement else ()
         if bans:
-            notes.append(f"pronoun agreement: the input speaks of a {gender_of(text)} person "
-                         f"only, so no output says {', '.join(bans)}")
+            notes.append("pronoun agreement: the input speaks of one gender only, so no output "
+                         f"says {', '.join(bans)}")
             banned = tuple(banned) + tuple(self._word_ids(bans))
         started = time.perf_counter()
         stats: dict[str, float] = {"rows": len(rows) + plain}

@@ -77,5 +77,6 @@ def demote_restatements(ranked: Sequence[T], text: str,
     """``ranked`` with the outputs that restate ``text`` moved to the end (both parts keep
     their order); ``key`` reads an output's text (default: its ``text`` attribute, or the
     output itself when it is a string)."""
-    kept = [o for o in ranked if not restates(key(o), text)]
-    return kept + [o for o in ranked if restates(key(o), text)]
+    restated = [restates(key(o), text) for o in ranked]
+    return ([o for o, r in zip(ranked, restated) if not r]
+            + [o for o, r in zip(ranked, restated) if r])

@@ -107,8 +107,8 @@ def test_the_plain_row_keeps_plain_m_outputs_from_a_search_of_its_own(causal, mo
 
 
 def test_a_batch_holding_only_the_plain_row_decodes(causal):
-    # 2 keyword rows + the plain row in batches of 2: the last batch is the plain row alone,
-    # which has no constraint set at all (it used to be read as one shared empty set: an error)
+    # 2 keyword rows in batches of 2, and the plain row (a search of its own, without any
+    # constraint set: once a batch of its own that the engine read as one shared empty set)
     options = GuidedOptions(n=2, m=2, k=20, max_new_tokens=5, rank="weight", plain_row=True,
                             batch_rows=2)
     result = causal.generate("babies cry", "cause", options)
