@@ -228,6 +228,26 @@ class ModelRunner:
         self.cache = self._returned_cache(out)
         return out.logits[:, -1, :].float()
 
+    def select(self, index: torch.Tensor) -> bool:
+        """Keep only rows ``index`` (in that order): the cache and every per-row state shrink to
+        ``len(index)`` rows, so finished rows stop costing forward passes. Returns ``False`` (and
+        changes nothing) for a cache that cannot shrink (a static one)."""
+        cache = self.cache
+        if cache is not None:
+            try:
+                cache.batch_select_indices(index)
+            except (NotImplementedError, AttributeError, ValueError):
+                return False
+        if self.is_encoder_decoder:
+            assert self._encoder_hidden is not None and self._encoder_mask is not None
+            self._encoder_hidden = self._encoder_hidden[index]
+            self._encoder_mask = self._encoder_mask[index]
+        else:
+            assert self._attention_mask is not None and self._next_position is not None
+            self._attention_mask = self._attention_mask[index]
+            self._next_position = self._next_position[index]
+        return True
+
     def reorder(self, index: torch.Tensor) -> None:
         """Make row ``i`` of the cache a copy of row ``index[i]``; index never crosses inputs."""
         cache = self.cache

@@ -108,6 +108,8 @@ def _sample_batch(
     done = torch.zeros(count, dtype=torch.bool, device=device)
     finished = torch.zeros(count, dtype=torch.bool, device=device)
     stuck = torch.zeros(count, dtype=torch.bool, device=device)
+    active = torch.arange(count, device=device)  # the rows still in the runner's batch
+    compact = True
 
     for step in range(steps):
         scored = apply_processors(log_probs.clone(), tokens[:, :step], runner.processors)
@@ -132,7 +134,18 @@ def _sample_batch(
             node, met = automaton.advance(rows, node, met, choice)
         if bool(done.all()):
             break
-        log_probs = torch.log_softmax(runner.step(choice), dim=-1)
+        # Finished rows leave the model's batch once they are an eighth of it (their scores
+        # stay, unused: a done row only ever takes the pad token and adds nothing).
+        if compact and int(done[active].sum()) * 8 >= active.numel():
+            keep = (~done[active]).nonzero().squeeze(-1)  # positions within the runner's rows
+            if runner.select(keep):
+                active = active[keep]
+            else:
+                compact = False
+        if active.numel() == count:
+            log_probs = torch.log_softmax(runner.step(choice), dim=-1)
+        else:
+            log_probs[active] = torch.log_softmax(runner.step(choice[active]), dim=-1)
 
     token_rows = tokens.tolist()
     lengths_l = lengths.tolist()

@@ -31,8 +31,14 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     t = cmds.add_parser("train-endings", help="fine-tune the ending model on gold endings")
     t.add_argument("data", help="HellaSwag JSON lines (e.g. ../shared/data/hellaswag/val_part1.jsonl)")
     t.add_argument("--out", required=True, help="folder (resumes a run there)")
-    t.add_argument("--minutes", type=float, default=12.0, help="training budget (default 12)")
-    t.add_argument("--init-from", default=None, help="generator to start from (default: bundled)")
+    t.add_argument("--base", default="smollm2-135m",
+                   help="pretrained causal LM to adapt with LoRA (default smollm2-135m), or "
+                        "'bundled' for the bert2bert fine-tuned by the trainer")
+    t.add_argument("--minutes", type=float, default=12.0,
+                   help="training budget (default 12; run again with more to continue)")
+    t.add_argument("--epochs", type=float, default=1.0, help="LoRA: passes over the data")
+    t.add_argument("--init-from", default=None,
+                   help="--base bundled: generator to start from (default: the bundled one)")
     t.set_defaults(func=train_endings_command,
                    interrupted=lambda a: f"checkpoints kept in {a.out}; run it again to resume")
 
@@ -43,7 +49,8 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--constrain-context", action="store_true",
                    help="every ending names a content word of its context (or an inflection)")
     o.add_argument("--model", default="bundled",
-                   help="ending model folder (default: the bundled generator)")
+                   help="ending model: a `dpc swag train-endings` folder, a model folder, a "
+                        "pretrained name, or 'bundled' (the bundled generator, the default)")
     o.add_argument("--split", choices=("all", "pool", "lm"), default="all",
                    help="contexts to use: all, or the ending model's held-out 'pool' contexts")
     o.add_argument("--limit", type=int, default=None, help="at most this many contexts")
@@ -84,8 +91,8 @@ def train_endings_command(args: argparse.Namespace) -> int:
         from tasks.swag.ending_model import train_ending_model
 
         items = read_multiple_choice(args.data)
-        result = train_ending_model(items, args.out, init_from=args.init_from,
-                                    max_minutes=args.minutes)
+        result = train_ending_model(items, args.out, base=args.base, init_from=args.init_from,
+                                    max_minutes=args.minutes, epochs=args.epochs)
     except DpcError as err:
         return _fail(err)
     result.pop("history", None)
@@ -100,7 +107,7 @@ def oversample_command(args: argparse.Namespace) -> int:
         from tasks.datasets import read_multiple_choice
         from tasks.swag.ending_model import context_split
         from tasks.swag.oversample import POOL, SETTINGS, OversampleOptions, oversample
-        from train.models import resolve_generator
+        from tasks.swag.ending_model import load_ending_model
 
         options = OversampleOptions(
             per_context=args.per_context, temperature=args.temperature, top_p=args.top_p,
@@ -112,8 +119,8 @@ def oversample_command(args: argparse.Namespace) -> int:
         items = read_multiple_choice(args.contexts)
         if args.split != "all":
             items = [it for it in items if context_split(it.ctx) == args.split]
-        loaded = resolve_generator(args.model)
-        summary = oversample(items, args.out, loaded.model, loaded.tokenizer, options,
+        model, tokenizer = load_ending_model(args.model)
+        summary = oversample(items, args.out, model, tokenizer, options,
                              model_name=str(args.model))
     except DpcError as err:
         return _fail(err)

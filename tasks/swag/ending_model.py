@@ -1,9 +1,17 @@
 """The ending model: a context → ending generator trained on gold endings only.
 
-SWAG's negatives are endings an LM writes for a context. Here the LM is the bundled bert2bert
-(MiniLM halves, 23M parameters, :mod:`train.default_model`) fine-tuned with the project's trainer
-(:func:`train.trainer.train_generator`, resumable, ``init_from``) on HellaSwag contexts and their
-**gold** ending ``endings[label]`` — never the three machine-written wrong ones.
+SWAG's negatives are endings an LM writes for a context. Two ending models are trained here on
+HellaSwag contexts and their **gold** ending ``endings[label]`` — never the three machine-written
+wrong ones:
+
+* ``base="smollm2-135m"`` (or another :data:`train.pretrained.PRETRAINED` causal LM, the default):
+  a LoRA adapter (:func:`train.lora.train_lora`, resumable, safetensors) over the pretrained LM,
+  which reads the context's last words as they are (:func:`causal_prompt`) and writes the ending
+  and a line break. A pretrained LM already writes fluent English, which is what makes sampled
+  negatives hard; the adapter teaches HellaSwag's register and where an ending stops.
+* ``base="bundled"``: the bundled bert2bert (MiniLM halves, 23M parameters,
+  :mod:`train.default_model`) fine-tuned with the project's trainer
+  (:func:`train.trainer.train_generator`, ``init_from``); 6x cheaper to sample, far less fluent.
 
 Contexts are split by a CRC32 of the context text (:func:`context_split`): ``"pool"`` contexts
 (15%) are kept out of the ending model's training altogether, because they are the ones whose
@@ -11,11 +19,14 @@ endings get oversampled (a model trained on a context's gold ending would sample
 "negative"); the rest is the ending model's data, of which the trainer holds out 1% of the
 contexts (:func:`train.data.split_of` of the context) for dev perplexity.
 
-The training data is written as a one-file CausalBank (context as cause, gold ending as effect,
-class ``CPE``) and read by the trainer's ``paper-effect`` variant, so the model reads
+For the LoRA model the trainer holds out the contexts :func:`train.data.split_of` puts in
+``"dev"`` (2%) and reports their per-token loss before (the pretrained LM zero-shot) and after.
+For the bert2bert the data is written as a one-file CausalBank (context as cause, gold ending as
+effect, class ``CPE``) and read by the trainer's ``paper-effect`` variant, so the model reads
 ``"effect: {context}"`` (:func:`context_input`) and writes the ending; no trainer code changes.
+:func:`ending_prompt` gives the right input for either kind of model.
 
-The generator's vocabulary is uncased WordPiece: its endings are lower-case with WordPiece
+The bert2bert's vocabulary is uncased WordPiece: its endings are lower-case with WordPiece
 spacing. Every ending that enters a dataset (gold or sampled) goes through the same tokenizer
 round trip (:func:`normalise_ending`) so that case and spacing tell nothing.
 
@@ -25,6 +36,8 @@ round trip (:func:`normalise_ending`) so that case and spacing tell nothing.
 'effect: A man is sitting on a roof. he'
 >>> context_input("one two three four five", max_words=3)
 'effect: three four five'
+>>> causal_prompt("one two  three four five", max_words=3)
+'three four five'
 """
 
 from __future__ import annotations
@@ -36,13 +49,20 @@ from typing import Any, Literal, Protocol
 
 from causal_mining.shards import write_json
 from dpc_files import check_output_folder
+from tasks.errors import TaskError
 
 __all__ = [
     "POOL_PER_MILLE",
     "ContextItem",
     "build_bank",
+    "causal_prompt",
     "context_input",
     "context_split",
+    "end_token_ids",
+    "ending_prompt",
+    "is_ending_adapter",
+    "load_ending_model",
+    "lora_examples",
     "normalise_ending",
     "train_ending_model",
 ]
@@ -53,6 +73,14 @@ POOL_PER_MILLE = 150
 CONTEXT_WORDS = 60
 #: The file that marks an ending-model folder as ``dpc swag train-endings``'s own.
 MARKER = "swag_endings.json"
+#: The LoRA ending model's files (beside :data:`MARKER`, which holds its base, rank and summary).
+ADAPTER_FILE = "adapter.safetensors"
+STATE_FILE = "lora_state.safetensors"
+RUN_FILE = "lora_run.json"
+#: Dev contexts (per mille, :func:`train.data.split_of` of the context) of the LoRA model.
+DEV_PER_MILLE = 20
+#: The default base of ``dpc swag train-endings``.
+DEFAULT_BASE = "smollm2-135m"
 
 
 class ContextItem(Protocol):
@@ -75,6 +103,30 @@ def context_input(ctx: str, max_words: int = CONTEXT_WORDS) -> str:
     """The model input for a context: ``"effect: "`` and its last ``max_words`` words."""
     words = ctx.split()[-max_words:]
     return "effect: " + " ".join(words)
+
+
+def causal_prompt(ctx: str, max_words: int = CONTEXT_WORDS) -> str:
+    """The causal LM's input for a context: its last ``max_words`` words as they are (the
+    ending continues them)."""
+    return " ".join(ctx.split()[-max_words:])
+
+
+def ending_prompt(model: Any, ctx: str) -> str:
+    """The input ``model`` reads for ``ctx``: :func:`context_input` for a seq2seq model (the
+    bert2bert), :func:`causal_prompt` for a causal LM."""
+    if getattr(model.config, "is_encoder_decoder", False):
+        return context_input(ctx)
+    return causal_prompt(ctx)
+
+
+def end_token_ids(model: Any, tokenizer: Any) -> list[int] | None:
+    """The tokens that end an ending: ``None`` (the model's EOS) for a seq2seq model; for a
+    causal LM a line break (what the LoRA model learns to end with; first) and the EOS."""
+    if getattr(model.config, "is_encoder_decoder", False):
+        return None
+    newline = tokenizer("\n", add_special_tokens=False).input_ids
+    ids = (newline if len(newline) == 1 else []) + [tokenizer.eos_token_id]
+    return list(dict.fromkeys(i for i in ids if i is not None))
 
 
 def normalise_ending(tokenizer: Any, texts: Sequence[str]) -> list[str]:
@@ -108,17 +160,85 @@ def build_bank(items: Iterable[ContextItem], path: Path) -> dict[str, int]:
     return counts
 
 
+def lora_examples(items: Iterable[ContextItem]) -> tuple[list[tuple[str, str]],
+                                                         list[tuple[str, str]], dict[str, int]]:
+    """``(prompt, gold ending)`` pairs of the ``"lm"`` contexts of ``items``: the training ones,
+    the dev ones (:data:`DEV_PER_MILLE` of the contexts) and counts (``train``, ``dev``,
+    ``pool`` kept out, ``short`` under 2 words)."""
+    from train.data import split_of
+
+    train: list[tuple[str, str]] = []
+    dev: list[tuple[str, str]] = []
+    counts = {"train": 0, "dev": 0, "pool": 0, "short": 0}
+    for item in items:
+        gold = " ".join(item.endings[item.label].split())
+        if len(item.ctx.split()) < 2 or len(gold.split()) < 2:
+            counts["short"] += 1
+            continue
+        if context_split(item.ctx) == "pool":
+            counts["pool"] += 1
+            continue
+        key = " ".join(item.ctx.split())
+        part = dev if split_of(key, DEV_PER_MILLE, 0) == "dev" else train
+        part.append((causal_prompt(item.ctx), gold))
+    counts["train"], counts["dev"] = len(train), len(dev)
+    return train, dev, counts
+
+
+def is_ending_adapter(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a LoRA ending model of ``dpc swag train-endings``."""
+    marker = Path(folder) / MARKER
+    if not marker.is_file() or not (Path(folder) / ADAPTER_FILE).is_file():
+        return False
+    try:
+        import json
+
+        return json.loads(marker.read_text(encoding="utf-8")).get("kind") == "lora"
+    except (ValueError, OSError):
+        return False
+
+
+def load_ending_model(spec: str | Path) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` of an ending model: a ``dpc swag train-endings`` LoRA folder (the
+    adapter merged into its base; never unpickled), or whatever
+    :func:`train.models.resolve_generator` accepts (``"bundled"``, a pretrained name, a
+    model folder such as the bert2bert's ``OUT/run/model``)."""
+    import json
+
+    from train.models import resolve_generator
+
+    if is_ending_adapter(spec):
+        from train.lora import load_merged
+
+        config = json.loads((Path(spec) / MARKER).read_text(encoding="utf-8"))
+        return load_merged(config["base"], Path(spec) / ADAPTER_FILE, config["r"],
+                           config["alpha"])
+    loaded = resolve_generator(spec)
+    return loaded.model, loaded.tokenizer
+
+
 def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
-                       init_from: str | Path | None = None, max_minutes: float = 12.0,
-                       max_steps: int = 100_000, batch_size: int = 32, lr: float = 1e-4,
-                       seed: int = 0, progress: bool = True) -> dict[str, Any]:
+                       base: str = DEFAULT_BASE, init_from: str | Path | None = None,
+                       max_minutes: float = 12.0, max_steps: int = 100_000,
+                       batch_size: int | None = None, lr: float | None = None,
+                       epochs: float = 1.0, seed: int = 0,
+                       progress: bool = True) -> dict[str, Any]:
     """Fine-tune the ending model on the gold endings of ``items`` (resumable: run it again
     with the same ``out`` and a larger budget to continue).
 
-    ``OUT/bank.tsv`` is the training data, ``OUT/run/`` the trainer's folder (checkpoints,
-    ``log.jsonl``), ``OUT/run/model/`` the best model by dev loss. Returns the trainer's result
-    with the bank counts, also written to ``OUT/swag_endings.json``.
+    ``base`` a pretrained causal LM name (LoRA; ``epochs``, batch 8 and lr 5e-4 by default) or
+    ``"bundled"`` (the bert2bert and the trainer; ``init_from``, ``max_steps``, batch 32 and lr
+    1e-4 by default). LoRA: ``OUT/adapter.safetensors`` is the model, ``OUT/swag_endings.json``
+    its base, rank and the summary with the dev loss before and after. bert2bert:
+    ``OUT/bank.tsv`` is the training data, ``OUT/run/`` the trainer's folder,
+    ``OUT/run/model/`` the best model by dev loss. Returns the summary, also written to
+    ``OUT/swag_endings.json``.
     """
+    if base != "bundled":
+        return _train_lora(items, out, base=base, max_minutes=max_minutes,
+                           batch_size=batch_size or 8, lr=lr or 5e-4, epochs=epochs, seed=seed,
+                           progress=progress)
+    batch_size, lr = batch_size or 32, lr or 1e-4
     from dataclasses import asdict
 
     from train.models import DEFAULT_MODEL_DIR
@@ -142,3 +262,41 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     result["bank"] = counts
     write_json(marker, result)
     return result
+
+
+def _train_lora(items: Iterable[ContextItem], out: str | Path, *, base: str, max_minutes: float,
+                batch_size: int, lr: float, epochs: float, seed: int,
+                progress: bool) -> dict[str, Any]:
+    """The LoRA ending model (see :func:`train_ending_model`)."""
+    import math
+
+    from train.lora import LoraFiles, LoraOptions, check_run, train_lora
+    from train.pretrained import PRETRAINED
+
+    if base not in PRETRAINED and not Path(base).is_dir():
+        raise TaskError(f"--base {base!r} is neither 'bundled', a pretrained model "
+                        f"({', '.join(PRETRAINED)}) nor a model folder")
+    folder = check_output_folder(out, "--out", markers=[MARKER, RUN_FILE],
+                                 command="dpc swag train-endings")
+    folder.mkdir(parents=True, exist_ok=True)
+    train, dev, counts = lora_examples(items)
+    if not train:
+        raise TaskError("no training examples: no 'lm' context with a gold ending of 2+ words")
+    options = LoraOptions(epochs=epochs, batch_size=batch_size, lr=lr, max_minutes=max_minutes,
+                          seed=seed, progress=progress)
+    files = LoraFiles(adapter=ADAPTER_FILE, state=STATE_FILE)
+    run = {**options.run_record(), "base": base, "examples": counts}
+    finished = check_run(folder, run, RUN_FILE, MARKER, files)
+    if finished is not None:
+        return finished
+    summary = train_lora(train, folder, options, base, files=files, dev=dev,
+                         desc="training ending model")
+    summary["examples"] = counts
+    for when in ("before", "after"):
+        loss = summary.get(f"dev_loss_{when}")
+        if loss is not None:
+            summary[f"dev_perplexity_{when}"] = round(math.exp(loss), 2)
+    write_json(folder / MARKER, {"kind": "lora", "base": base, "r": options.r,
+                                 "alpha": options.alpha, "prompt": "{last 60 words of ctx}",
+                                 "summary": summary})
+    return summary

@@ -10,6 +10,10 @@ With ``constrain_context`` every ending must name something of its context: one 
 holding the context's content words (:func:`cause_effect_graph.lemmas.dictionary_lemmas`) and
 their inflections (:func:`cause_effect_graph.variants.inflections`), met as whole words.
 
+The model reads :func:`tasks.swag.ending_model.ending_prompt` of the context and stops at
+:func:`~tasks.swag.ending_model.end_token_ids` (a causal LM: a line break); an ending cut off at
+``max_new_tokens`` is dropped (its length would be a tell).
+
 The pool is ``DIR/pool.jsonl``, one JSON line per context, written whole after each batch and
 fsynced: an interrupted run resumes with the contexts not yet in it (a torn last line is dropped
 and its context sampled again), so nothing is duplicated or lost. Each line keeps what the
@@ -41,7 +45,7 @@ from typing import Any
 from causal_mining.shards import write_json
 from dpc_files import check_output_folder
 from tasks.errors import TaskError
-from tasks.swag.ending_model import context_input, normalise_ending
+from tasks.swag.ending_model import end_token_ids, ending_prompt, normalise_ending
 
 __all__ = ["OversampleOptions", "PoolEntry", "content_set", "oversample", "read_pool"]
 
@@ -204,6 +208,8 @@ def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any
         num_samples=options.per_context, temperature=options.temperature, top_p=options.top_p,
         unique=True, max_rounds=options.max_rounds, max_new_tokens=options.max_new_tokens)
     tokenize = dpc_decode.TokenizeOptions(whole_word=True)
+    ends = end_token_ids(model, tokenizer)
+    lead = "" if getattr(model.config, "is_encoder_decoder", False) else " "
     kept = drawn = 0
     start = time.perf_counter()
     bar = tqdm(total=len(todo), unit="ctx", file=sys.stderr, disable=not progress,
@@ -211,7 +217,7 @@ def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any
     step = options.contexts_per_batch
     for at in range(0, len(todo), step):
         chunk = todo[at : at + step]
-        inputs = [context_input(it.ctx) for it in chunk]
+        inputs = [ending_prompt(model, it.ctx) for it in chunk]
         sets = [content_set(it.ctx, options.max_lemmas) if options.constrain_context else []
                 for it in chunk]
         constraints = [[s] if s else [] for s in sets] if any(sets) else None
@@ -221,10 +227,14 @@ def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any
             warnings.simplefilter("ignore")  # a context short of distinct endings: counted below
             outs = dpc_decode.sample(
                 model, tokenizer, inputs, constraints, options=replace(sampling, seed=seed),
-                tokenize=tokenize if constraints else None)
+                tokenize=tokenize if constraints else None,
+                eos_token_id=ends if ends is not None else "model")
         golds = normalise_ending(tokenizer, [it.endings[it.label] for it in chunk])
-        gold_lp = sequence_log_probs(model, tokenizer, inputs, golds)
-        gold_tok = [len(t) + 1 for t in tokenizer(golds, add_special_tokens=False)["input_ids"]]
+        gold_lp = sequence_log_probs(model, tokenizer, inputs, golds,
+                                     end_id=ends[0] if ends else None)
+        # counted as the model writes it (a causal LM after a space), its end token included
+        gold_tok = [len(t) + 1 for t in tokenizer([lead + g for g in golds],
+                                                  add_special_tokens=False)["input_ids"]]
         lines = []
         for it, found, set_, gold, lp, gt in zip(chunk, outs, sets, golds, gold_lp, gold_tok):
             texts = normalise_ending(tokenizer, [o.text or "" for o in found])

@@ -64,3 +64,30 @@ def test_seed_makes_draws_reproducible():
 def test_bad_sampling_options(kwargs, message):
     with pytest.raises(DpcError, match=message):
         sample(tiny_t5(), None, [[5]], **kwargs)
+
+
+def test_finished_rows_leave_the_batch_without_changing_the_draws(family, monkeypatch):
+    """Compacting finished rows out of the model's batch is an optimisation only: the same
+    seed gives the same samples with it and without it (a runner that cannot shrink)."""
+    from dpc_decode.model_runner import ModelRunner
+
+    model = family[1]()
+    sizes: list[int] = []
+    step = ModelRunner.step
+
+    def counting_step(self, tokens):
+        sizes.append(tokens.shape[0])
+        return step(self, tokens)
+
+    monkeypatch.setattr(ModelRunner, "step", counting_step)
+    args = ([[5, 6], [10, 11, 12]], None)
+    kwargs = {"num_samples": 12, "max_new_tokens": 40, "seed": 4, "banned": [[11]]}
+    compacted = sample(model, None, *args, **kwargs)
+    assert min(sizes) < max(sizes) == 24  # rows left the batch as they finished
+    monkeypatch.setattr(ModelRunner, "select", lambda self, index: False)
+    sizes.clear()
+    full = sample(model, None, *args, **kwargs)
+    assert set(sizes) == {24}
+    assert [[o.token_ids for o in x] for x in compacted] == [[o.token_ids for o in x] for x in full]
+    assert [[round(o.score, 4) for o in x] for x in compacted] == [
+        [round(o.score, 4) for o in x] for x in full]

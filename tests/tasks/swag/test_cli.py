@@ -17,6 +17,17 @@ def test_malformed_json_line_names_file_and_line(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and f"{bad}:2" in err and err.startswith("dpc swag: error")
 
 
+def test_train_endings_with_an_unknown_base_is_one_line(tmp_path, capsys):
+    data = tmp_path / "ctx.jsonl"
+    data.write_text('{"ctx": "a man walks to the car", "endings": ["he sits", "he runs"], '
+                    '"label": 0}\n')
+    assert main(["swag", "train-endings", str(data), "--out", str(tmp_path / "m"),
+                 "--base", "gpt-17"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'gpt-17'" in err
+    assert not (tmp_path / "m").exists()  # nothing written for a refused run
+
+
 def test_filter_of_a_missing_pool_is_one_line(tmp_path, capsys):
     assert main(["swag", "filter", str(tmp_path / "none"), "--out", str(tmp_path / "o.jsonl")]) == 2
     assert "pool.jsonl" in capsys.readouterr().err

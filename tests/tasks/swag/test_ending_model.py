@@ -32,3 +32,61 @@ def test_split_is_by_context_and_stable():
 
 def test_context_input_keeps_the_last_words():
     assert context_input("a b c d", max_words=2) == "effect: c d"
+
+
+def test_lora_examples_are_gold_endings_of_lm_contexts_with_a_dev_split():
+    from tasks.swag.ending_model import causal_prompt, lora_examples
+
+    items = [_item(i, f"context number {i} of the story") for i in range(400)]
+    items.append(_item(999, "short"))
+    train, dev, counts = lora_examples(items)
+    assert counts["short"] == 1 and counts["train"] == len(train) and counts["dev"] == len(dev)
+    assert counts["train"] + counts["dev"] + counts["pool"] == 400
+    assert 0 < len(dev) < 30  # 2% of contexts, by hash
+    assert {t for _, t in train + dev} == {"the gold ending"}  # never a wrong ending
+    assert all(context_split(p) == "lm" for p, _ in train + dev)
+    assert not {p for p, _ in train} & {p for p, _ in dev}
+    assert train[0][0] == causal_prompt(items[0].ctx) or context_split(items[0].ctx) == "pool"
+
+
+def test_lora_ending_model_trains_loads_and_oversamples(tmp_path, tiny_lm):
+    import math
+
+    import pytest
+
+    from dpc_errors import DpcError
+    from tasks.swag.ending_model import (
+        end_token_ids,
+        ending_prompt,
+        is_ending_adapter,
+        load_ending_model,
+        train_ending_model,
+    )
+    from tasks.swag.oversample import OversampleOptions, oversample, read_pool
+
+    items = [_item(i, f"the man walks to the car number {i} and he") for i in range(60)]
+    out = tmp_path / "endings"
+    summary = train_ending_model(items, out, base=str(tiny_lm), epochs=1, batch_size=16,
+                                 progress=False)
+    assert summary["steps"] == math.ceil(summary["examples"]["train"] / 16)
+    assert summary["dev_perplexity_after"] == round(math.exp(summary["dev_loss_after"]), 2)
+    assert is_ending_adapter(out) and not is_ending_adapter(tmp_path)
+    assert train_ending_model(items, out, base=str(tiny_lm), epochs=1, batch_size=16,
+                              progress=False) == summary  # finished: not retrained
+    with pytest.raises(DpcError, match="other options"):
+        train_ending_model(items, out, base=str(tiny_lm), epochs=2, progress=False)
+    with pytest.raises(DpcError, match="neither 'bundled'"):
+        train_ending_model(items, tmp_path / "other", base="no-such-model", progress=False)
+
+    model, tok = load_ending_model(out)
+    assert not model.config.is_encoder_decoder
+    assert ending_prompt(model, "  a man  walks. he") == "a man walks. he"
+    assert end_token_ids(model, tok) == [tok.eos_token_id]  # WordPiece: no line-break token
+    options = OversampleOptions(per_context=4, max_new_tokens=4, max_rounds=1)
+    oversample(items[:3], tmp_path / "pool", model, tok, options, progress=False)
+    pool = read_pool(tmp_path / "pool")
+    assert len(pool) == 3
+    for e in pool:
+        assert e.drawn == 4 and e.gold_log_prob < 0
+        # the gold is counted as the model writes it: its word pieces and the end token
+        assert e.gold_tokens == len(tok(" " + e.gold, add_special_tokens=False).input_ids) + 1
