@@ -21,10 +21,9 @@ import zlib
 import numpy as np
 
 from tasks.datasets import read_multiple_choice
-from tasks.swag.ending_model import normalise_ending
+from tasks.swag.ending_model import load_ending_model, normalise_ending
 from tasks.swag.oversample import read_pool
 from train.cross_encoder import CrossEncoderOptions, train_multiple_choice
-from train.models import resolve_generator
 
 
 def _accuracy(model, contexts, choices, labels) -> float:
@@ -34,7 +33,7 @@ def _accuracy(model, contexts, choices, labels) -> float:
 
 def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float = 1.0,
          minutes: float = 4.0) -> None:
-    tok = resolve_generator(model_path).tokenizer
+    tok = load_ending_model(model_path)[1]
     pool = {str(e.ind): e for e in read_pool(pool_dir) if len(e.endings) >= 3}
     af = {str(it.ind): it for it in read_multiple_choice(filtered) if len(it.endings) == 4}
     source = {str(it.ind): it for it in read_multiple_choice(data)}

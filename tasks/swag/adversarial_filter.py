@@ -5,9 +5,14 @@ contexts 80/20 at random, trains the committee (:mod:`tasks.swag.committee`) on 
 questions, measures every member's accuracy on the 20% (the AF curve), and for each held-out
 context replaces the negatives the ensemble scores below the gold ending (easy) with pool endings it
 scores above the gold (adversarial), drawn at random among those not already chosen. It stops
-after ``iterations`` iterations or at convergence: ``patience`` iterations in a row in which fewer
-than ``min_replaced`` of the held-out contexts had a negative replaced. The first
-``cheap_iterations`` use only the cheap members (MLP and bag of words), as the paper did.
+after ``iterations`` iterations, at convergence (``patience`` iterations in a row in which fewer
+than ``min_replaced`` of the held-out contexts had a negative replaced), or — with
+``stop_at_chance`` — once the whole committee's held-out accuracy has been at or below chance
+(1 / (k + 1)) for ``patience`` iterations in a row: the committee can no longer tell the gold
+apart, and filtering on would only select negatives that look *more* real to these particular
+models than the real ending (below-chance accuracy), an inverted cue a later model could learn.
+The first ``cheap_iterations`` use only the cheap members (MLP and bag of words), as the paper
+did; they never count towards the chance stop.
 
 A context whose pool holds fewer than ``k`` endings is kept with what it has (1 + m endings) but
 takes no part in the 4-way training and accuracy; the report counts and names them, as it counts
@@ -53,6 +58,7 @@ class FilterOptions:
     test_share: float = 0.2
     min_replaced: float = 0.01
     patience: int = 2
+    stop_at_chance: bool = True
     members: tuple[str, ...] = MODELS
     seed: int = 0
 
@@ -190,7 +196,7 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
                                  if data.pool_size[c] < options.k],
                   "no_sampled_ending": [str(e.ind) for e in empty],
                   "iterations": [], "stopped": ""}
-        state = {"settings": settings, "done": 0, "quiet": 0, "stopped": "",
+        state = {"settings": settings, "done": 0, "quiet": 0, "chance": 0, "stopped": "",
                  "negatives": negatives}
     report["settings"] = settings
     bar = tqdm(total=options.iterations, initial=state["done"], unit="it", file=sys.stderr,
@@ -219,9 +225,15 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
         state["done"] = it + 1
         quiet = changed < options.min_replaced * len(test)
         state["quiet"] = state["quiet"] + 1 if quiet else 0
+        at_chance = (it >= options.cheap_iterations
+                     and accuracy["ensemble"] <= 1 / (options.k + 1))
+        state["chance"] = state.get("chance", 0) + 1 if at_chance else 0
         if state["quiet"] >= options.patience:
             state["stopped"] = (f"converged: fewer than {options.min_replaced:.0%} of held-out "
                                 f"contexts changed in {options.patience} iterations")
+        elif options.stop_at_chance and state["chance"] >= options.patience:
+            state["stopped"] = (f"at chance: the committee's held-out accuracy was at most "
+                                f"1/{options.k + 1} in {options.patience} iterations in a row")
         state["negatives"] = negatives
         report["stopped"] = state["stopped"]
         _write_json(report_path, report)  # the report first: a state never runs ahead of it

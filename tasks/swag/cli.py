@@ -71,6 +71,9 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     f.add_argument("--iterations", type=int, default=30, help="maximum AF iterations")
     f.add_argument("--cheap-iterations", type=int, default=5,
                    help="first iterations with the MLP and bag-of-words members only")
+    f.add_argument("--keep-going-below-chance", action="store_true",
+                   help="do not stop when the committee's held-out accuracy has been at or "
+                        "below chance (1/(k+1)) for 2 iterations in a row")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     f.set_defaults(func=filter_command,
@@ -143,7 +146,8 @@ def filter_command(args: argparse.Namespace) -> int:
 
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         options = FilterOptions(k=args.k, iterations=args.iterations,
-                                cheap_iterations=args.cheap_iterations, seed=args.seed)
+                                cheap_iterations=args.cheap_iterations,
+                                stop_at_chance=not args.keep_going_below_chance, seed=args.seed)
         report = adversarial_filter(args.folder, options)
         items = filtered_items(args.folder, seed=args.seed)
         write_multiple_choice(items, args.out, overwrite=args.overwrite)

@@ -52,6 +52,19 @@ def test_af_lowers_accuracy_and_writes_hellaswag_items(tmp_path):
     assert [b.endings for b in back] == [it.endings for it in items]
 
 
+def test_af_stops_once_the_committee_is_at_chance(tmp_path):
+    options = FilterOptions(iterations=20, cheap_iterations=0, members=("mlp", "bow"),
+                            patience=2)
+    report = adversarial_filter(_pool(tmp_path / "p"), options, progress=False)
+    curve = [r["accuracy"]["ensemble"] for r in report["iterations"]]
+    assert report["stopped"].startswith("at chance") and len(curve) < 20
+    assert curve[-2] <= 0.25 and curve[-1] <= 0.25 and curve[0] >= 0.45
+    below = adversarial_filter(_pool(tmp_path / "q"), FilterOptions(
+        **{**options.__dict__, "stop_at_chance": False, "iterations": len(curve) + 2}),
+        progress=False)
+    assert len(below["iterations"]) == len(curve) + 2  # told to go on, it goes on
+
+
 def test_interrupted_run_resumes_to_the_same_result(tmp_path):
     whole = _pool(tmp_path / "whole")
     adversarial_filter(whole, CHEAP, progress=False)
