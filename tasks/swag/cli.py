@@ -48,15 +48,17 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--per-context", type=int, default=32, help="distinct endings per context")
     o.add_argument("--constrain-context", action="store_true",
                    help="every ending names a content word of its context (or an inflection)")
-    o.add_argument("--model", default="bundled",
-                   help="ending model: a `dpc swag train-endings` folder, a model folder, a "
-                        "pretrained name, or 'bundled' (the bundled generator, the default)")
+    o.add_argument("--model", default=None,
+                   help="ending model: a `dpc swag train-endings` folder (default: the bundled "
+                        "one, SmolLM2-135M + LoRA on HellaSwag val_part1's 'lm' contexts), a "
+                        "model folder or a pretrained name")
     o.add_argument("--split", choices=("all", "pool", "lm"), default="all",
                    help="contexts to use: all, or the ending model's held-out 'pool' contexts")
     o.add_argument("--limit", type=int, default=None, help="at most this many contexts")
     o.add_argument("--temperature", type=float, default=1.0)
     o.add_argument("--top-p", type=float, default=0.95)
-    o.add_argument("--max-new-tokens", type=int, default=32)
+    o.add_argument("--max-new-tokens", type=int, default=64,
+                   help="longest ending in tokens; longer ones are dropped (default 64)")
     o.add_argument("--max-rounds", type=int, default=4)
     o.add_argument("--contexts-per-batch", type=int, default=8)
     o.add_argument("--seed", type=int, default=0)
@@ -71,9 +73,10 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     f.add_argument("--iterations", type=int, default=30, help="maximum AF iterations")
     f.add_argument("--cheap-iterations", type=int, default=5,
                    help="first iterations with the MLP and bag-of-words members only")
-    f.add_argument("--keep-going-below-chance", action="store_true",
-                   help="do not stop when the committee's held-out accuracy has been at or "
-                        "below chance (1/(k+1)) for 2 iterations in a row")
+    f.add_argument("--stop-at-chance", action=argparse.BooleanOptionalAction, default=True,
+                   help="also stop once the whole committee's held-out accuracy has been at or "
+                        "below chance (1/(k+1)) for 2 iterations in a row (default: yes; not in "
+                        "the paper, whose rules alone are --no-stop-at-chance)")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     f.set_defaults(func=filter_command,
@@ -122,9 +125,11 @@ def oversample_command(args: argparse.Namespace) -> int:
         items = read_multiple_choice(args.contexts)
         if args.split != "all":
             items = [it for it in items if context_split(it.ctx) == args.split]
-        model, tokenizer = load_ending_model(args.model)
+        from tasks.swag.ending_model import BUNDLED_ENDING_MODEL
+
+        model, tokenizer = load_ending_model(args.model or BUNDLED_ENDING_MODEL)
         summary = oversample(items, args.out, model, tokenizer, options,
-                             model_name=str(args.model))
+                             model_name=str(args.model or "bundled SWAG ending model"))
     except DpcError as err:
         return _fail(err)
     print(json.dumps(summary, indent=1))
@@ -147,7 +152,7 @@ def filter_command(args: argparse.Namespace) -> int:
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         options = FilterOptions(k=args.k, iterations=args.iterations,
                                 cheap_iterations=args.cheap_iterations,
-                                stop_at_chance=not args.keep_going_below_chance, seed=args.seed)
+                                stop_at_chance=args.stop_at_chance, seed=args.seed)
         report = adversarial_filter(args.folder, options)
         items = filtered_items(args.folder, seed=args.seed)
         write_multiple_choice(items, args.out, overwrite=args.overwrite)

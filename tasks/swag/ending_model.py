@@ -53,6 +53,7 @@ from tasks.errors import TaskError
 
 __all__ = [
     "POOL_PER_MILLE",
+    "BUNDLED_ENDING_MODEL",
     "ContextItem",
     "build_bank",
     "causal_prompt",
@@ -81,6 +82,10 @@ RUN_FILE = "lora_run.json"
 DEV_PER_MILLE = 20
 #: The default base of ``dpc swag train-endings``.
 DEFAULT_BASE = "smollm2-135m"
+#: The bundled ending model (``dpc swag oversample``'s default): SmolLM2-135M's LoRA adapter
+#: trained by ``dpc swag train-endings`` on the "lm" contexts of HellaSwag's ``val_part1.jsonl``
+#: (``benchmarks/swag/RESULTS.md`` §1). Its "pool" contexts were never trained on.
+BUNDLED_ENDING_MODEL = Path(__file__).resolve().parent / "ending_lm"
 
 
 class ContextItem(Protocol):
@@ -198,9 +203,9 @@ def is_ending_adapter(folder: str | Path) -> bool:
         return False
 
 
-def load_ending_model(spec: str | Path) -> tuple[Any, Any]:
+def load_ending_model(spec: str | Path = BUNDLED_ENDING_MODEL) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of an ending model: a ``dpc swag train-endings`` LoRA folder (the
-    adapter merged into its base; never unpickled), or whatever
+    adapter merged into its base; never unpickled; by default the bundled one), or whatever
     :func:`train.models.resolve_generator` accepts (``"bundled"``, a pretrained name, a
     model folder such as the bert2bert's ``OUT/run/model``)."""
     import json

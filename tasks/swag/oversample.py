@@ -62,7 +62,7 @@ class OversampleOptions:
     per_context: int = 32
     temperature: float = 1.0
     top_p: float = 0.95
-    max_new_tokens: int = 32
+    max_new_tokens: int = 64
     max_rounds: int = 4
     contexts_per_batch: int = 8
     constrain_context: bool = False

@@ -90,3 +90,17 @@ def test_lora_ending_model_trains_loads_and_oversamples(tmp_path, tiny_lm):
         assert e.drawn == 4 and e.gold_log_prob < 0
         # the gold is counted as the model writes it: its word pieces and the end token
         assert e.gold_tokens == len(tok(" " + e.gold, add_special_tokens=False).input_ids) + 1
+
+
+def test_the_bundled_ending_model_is_a_safetensors_lora_adapter():
+    import json
+
+    from tasks.swag.ending_model import ADAPTER_FILE, BUNDLED_ENDING_MODEL, MARKER, is_ending_adapter
+    from train.checkpoint import check_safetensors
+
+    assert is_ending_adapter(BUNDLED_ENDING_MODEL)
+    config = json.loads((BUNDLED_ENDING_MODEL / MARKER).read_text())
+    assert config["base"] == "smollm2-135m" and config["r"] == 16
+    assert config["summary"]["dev_perplexity_after"] < config["summary"]["dev_perplexity_before"]
+    check_safetensors(BUNDLED_ENDING_MODEL / ADAPTER_FILE)  # never a pickle
+    assert (BUNDLED_ENDING_MODEL / ADAPTER_FILE).stat().st_size < 12_000_000
