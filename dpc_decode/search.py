@@ -252,16 +252,22 @@ def _reorder(
     new_token: torch.Tensor,  # (B, K)
     history: torch.Tensor,  # (B, K, T)
     step: int,
+    running: torch.Tensor,  # (A,) the inputs whose beams are in the runner's batch, in its order
 ) -> torch.Tensor:
     """Move tokens and the model's cache to the chosen beams with one index, so they cannot
     drift apart (the automaton state moves with the same ``pick``). Returns the new history."""
-    batch, beams = pick.shape
+    beams = pick.shape[1]
     new_parent = parent.gather(1, pick)  # (B, K)
     history = history.gather(1, new_parent.unsqueeze(-1).expand(-1, -1, history.shape[2]))
     history[:, :, step] = new_token
-    offset = torch.arange(batch, device=pick.device).unsqueeze(1) * beams  # (B, 1)
-    runner.reorder((new_parent + offset).view(-1))  # (H,)
+    offset = torch.arange(running.numel(), device=pick.device).unsqueeze(1) * beams  # (A, 1)
+    runner.reorder((new_parent[running] + offset).view(-1))  # (A K,)
     return history
+
+
+def _beam_rows(inputs: torch.Tensor, beams: int) -> torch.Tensor:
+    """The flat beam rows ``(A K,)`` of ``inputs`` ``(A,)``."""
+    return (inputs.unsqueeze(1) * beams + torch.arange(beams, device=inputs.device)).view(-1)
 
 
 def beam_search(
@@ -289,6 +295,10 @@ def beam_search(
     history = torch.full((batch, beams, steps), pad_id, dtype=torch.long, device=device)
     pool = _Pool.empty(batch, beams, steps, pad_id, device)
     done = torch.zeros(batch, dtype=torch.bool, device=device)
+    # Inputs whose beams the model still runs: a done input leaves its batch once the done are
+    # an eighth of it (its beams' scores stay, unused: a done input adds nothing to its pool).
+    running = torch.arange(batch, device=device)
+    compact = True
 
     for step in range(steps):
         last = step == steps - 1
@@ -337,14 +347,25 @@ def beam_search(
         pick = order.gather(1, first)  # (B, K) candidate columns
         beam_scores = torch.where(eligible.gather(1, first), score.gather(1, pick), NEG_INF)
         new_token = token.gather(1, pick)  # (B, K)
-        history = _reorder(runner, pick, parent, new_token, history, step)
+        history = _reorder(runner, pick, parent, new_token, history, step, running)
         if search is not None:
             search.reorder(states, pick)
 
         done |= _input_done(beam_scores, pool, step + 1, options)
         if bool(done.all()):
             break
-        log_probs = torch.log_softmax(runner.step(new_token.view(-1)), dim=-1)
+        if compact and int(done[running].sum()) * 8 >= running.numel():
+            keep = (~done[running]).nonzero().squeeze(-1)  # (A',) positions among `running`
+            if runner.select(_beam_rows(keep, beams)):
+                running = running[keep]
+            else:
+                compact = False
+        if running.numel() == batch:
+            log_probs = torch.log_softmax(runner.step(new_token.view(-1)), dim=-1)
+        else:
+            log_probs = log_probs.clone()
+            log_probs[_beam_rows(running, beams)] = torch.log_softmax(
+                runner.step(new_token[running].view(-1)), dim=-1)
 
     return SearchResult(
         tokens=pool.tokens[:, : options.num_return_sequences],

@@ -240,3 +240,48 @@ def test_against_exhaustive_search(build, feasible):
     print(f"\n{build.__name__} feasible={feasible}: DPC beam search (8 beams) found the "
           f"exhaustive optimum in {found}/{cases} cases")
     assert found >= 0.5 * cases
+
+
+def test_done_inputs_leave_the_batch_without_changing_the_outputs(family, monkeypatch):
+    """Dropping the beams of finished inputs from the model's batch is an optimisation only: the
+    outputs are those of a runner that cannot shrink (every input runs to the last step)."""
+    from dpc_decode.model_runner import ModelRunner
+
+    model = family[1]()
+    sizes: list[int] = []
+    step = ModelRunner.step
+
+    def counting_step(self, tokens):
+        sizes.append(tokens.shape[0])
+        return step(self, tokens)
+
+    monkeypatch.setattr(ModelRunner, "step", counting_step)
+    prompts = [[5, 6], [10, 11, 12], [7], [20, 21], [30, 3, 4], [8]]
+    sets = [[[7], [8, 9]], [[20]], [[5]], [[12], [13]], [[14]], [[9, 10]]]
+
+    def run(bias: float) -> list:
+        def eos_bias(input_ids, scores):  # inputs end early, at different steps
+            scores = scores.clone()
+            scores[:, EOS] += bias
+            return scores
+
+        kwargs = {"num_beams": 3, "num_return_sequences": 2, "max_new_tokens": 30,
+                  "logits_processor": [eos_bias]}
+        return [generate(model, None, prompts, [[s] for s in sets], **kwargs),
+                generate(model, None, prompts, None, **kwargs)]
+
+    # a bias that staggers this family's endings
+    for bias in (0.3, 0.5, 0.2, 0.8, 0.1, 1.2, 1.6, 2.0, 2.5, 3.0):
+        sizes.clear()
+        compacted = run(bias)
+        if min(sizes) < max(sizes):
+            break
+    assert min(sizes) < max(sizes) == 18  # finished inputs left the batch
+    monkeypatch.setattr(ModelRunner, "select", lambda self, index: False)
+    sizes.clear()
+    full = run(bias)
+    assert set(sizes) == {18}
+    for a, b in zip(compacted, full):
+        assert [[o.token_ids for o in x] for x in a] == [[o.token_ids for o in x] for x in b]
+        assert [[round(o.score, 4) for o in x] for x in a] == [
+            [round(o.score, 4) for o in x] for x in b]
