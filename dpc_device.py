@@ -1,9 +1,16 @@
 """Where dpc's models run, and in which precision: ``--device`` and ``--dtype``.
 
-Every command that runs a model (``dpc generate``, ``dpc eval copa``, ``dpc eval generation``,
-``dpc train generator|evaluate|causal-bert``) takes the two flags of
-:func:`add_device_arguments`; the library functions behind them take ``device=`` and ``dtype=``
-and hand the model to :func:`place`. Everything downstream follows ``model.device``.
+Every command that runs or trains a model takes the two flags of :func:`add_device_arguments`:
+``dpc generate``, ``dpc eval copa``, ``dpc eval generation``,
+``dpc train generator|evaluate|causal-bert|lm-generator``, and the task pipelines
+``dpc swag train-endings|oversample|filter``, ``dpc aflite`` and
+``dpc inli train|eval|predict|variants``. The library functions behind them take ``device=`` and
+``dtype=`` (default: the CPU in float32, what dpc always did) and hand the model to :func:`place`
+or train it under :func:`autocast`; a function given a model follows ``model.device``. A command
+checks both flags first (:func:`check_arguments`), before anything is read, loaded or written.
+A command that runs no model in some mode still takes them: ``dpc inli variants`` decodes (the
+weights' dtype) or, with ``--train``, trains (autocast); the scikit-learn members of
+``dpc swag filter``'s committee stay on the CPU while its CNN and BiLSTM use the device.
 
 ``--device``
     ``auto`` (the default: CUDA when torch sees a GPU, else the CPU), ``cpu``, ``cuda`` or
@@ -16,10 +23,11 @@ and hand the model to :func:`place`. Everything downstream follows ``model.devic
     - *running* a model (generation, scoring, ``dpc train evaluate``): the weights are cast to
       it. Default ``float32`` on every device, so a GPU gives the CPU's outputs;
       ``bfloat16``/``float16`` halve the memory and are allowed on the CPU too.
-    - *training* one (``dpc train generator``, ``dpc train causal-bert``, the COPA fine-tuning
-      of ``--scorer causal-bert``): the weights, the optimizer's state and every checkpoint stay
-      ``float32``, and the forward passes run under :func:`torch.autocast` in the dtype
-      (:func:`autocast`). Default ``bfloat16`` on CUDA and ``float32`` (no autocast, exactly
+    - *training* one (``dpc train generator|causal-bert|lm-generator``, the COPA fine-tuning
+      of ``--scorer causal-bert``, ``dpc swag train-endings|filter``, ``dpc aflite`` (which
+      embeds under the same autocast), ``dpc inli train``, ``dpc inli variants --train``): the
+      weights, the optimizer's state and every checkpoint stay ``float32``, and the forward
+      passes run under :func:`torch.autocast` in the dtype (:func:`autocast`). Default ``bfloat16`` on CUDA and ``float32`` (no autocast, exactly
       what dpc always did) on the CPU. ``float16`` is refused: it needs loss scaling, which dpc
       does not do.
 
@@ -48,8 +56,8 @@ from dpc_errors import DpcError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["DTYPES", "DeviceError", "add_device_arguments", "autocast", "place",
-           "resolve_device", "resolve_dtype"]
+__all__ = ["DTYPES", "DeviceError", "add_device_arguments", "autocast", "check_arguments",
+           "place", "resolve_device", "resolve_dtype"]
 
 #: The values ``--dtype`` takes.
 DTYPES = ("float32", "bfloat16", "float16")
@@ -138,6 +146,19 @@ def resolve_dtype(value: str | torch.dtype | None, device: torch.device, *,
                           "does not do; use bfloat16 or float32")
     dtype: torch.dtype = getattr(torch, name)
     return dtype
+
+
+def check_arguments(args: argparse.Namespace, *, training: bool = False) -> torch.device:
+    """The device of a command's ``--device``, with its ``--dtype`` checked as well
+    (:func:`resolve_dtype`; ``training``: float16 refused). A command calls it first, so that a
+    bad value is one line before anything is read, loaded or written.
+
+    >>> check_arguments(argparse.Namespace(device="cpu", dtype=None), training=True)
+    device(type='cpu')
+    """
+    device = resolve_device(args.device)
+    resolve_dtype(args.dtype, device, training=training)
+    return device
 
 
 def place(model: Any, device: str | torch.device | None = None,

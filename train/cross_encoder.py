@@ -13,6 +13,12 @@ scheduler, random generators, counters) is saved every ``checkpoint_every`` step
 :func:`train.checkpoint.save_state` (safetensors, no pickle) and a restarted run with the same
 ``out`` and the same data continues where it stopped.
 
+Training takes ``device=`` and ``dtype=`` (:mod:`dpc_device`; default the CPU in float32): the
+weights, optimizer state and checkpoints stay float32 and the forward passes run under
+:func:`dpc_device.autocast` in ``dtype`` (default bfloat16 on CUDA). A model's inference
+follows its parameters' device (``model.to("cuda")``); :meth:`CrossEncoder.load` takes
+``device=``/``dtype=`` (:func:`dpc_device.place`).
+
 A trained model is a folder (:meth:`CrossEncoder.save`)::
 
     cross_encoder.json      mode, num_labels, pooling, label names, max_length
@@ -43,6 +49,7 @@ import torch
 from torch import nn
 
 from causal_mining.shards import write_json
+from dpc_device import autocast, place, resolve_device, resolve_dtype
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -218,10 +225,16 @@ class CrossEncoder(nn.Module):
     def _pool(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return hidden[:, 0] if self.pooling == "cls" else mean_pool(hidden, mask)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are (its inputs are moved there)."""
+        return self.head.weight.device
+
     def _tokenize(self, texts_a: Sequence[str], texts_b: Sequence[str] | None) -> dict[str, Any]:
-        return self.tokenizer(list(texts_a), list(texts_b) if texts_b is not None else None,
-                              truncation=True, max_length=self.max_length, padding=True,
-                              return_tensors="pt")
+        batch = self.tokenizer(list(texts_a), list(texts_b) if texts_b is not None else None,
+                               truncation=True, max_length=self.max_length, padding=True,
+                               return_tensors="pt")
+        return {k: v.to(self.device) for k, v in batch.items()}  # a no-op on the CPU
 
     def pooled(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Pooled encoder output of a tokenized batch."""
@@ -256,7 +269,7 @@ class CrossEncoder(nn.Module):
                 idx = order[start:start + batch_size]
                 batch = self._tokenize([texts_a[i] for i in idx],
                                        [texts_b[i] for i in idx] if texts_b is not None else None)
-                values = fn(batch).float().numpy()
+                values = fn(batch).float().cpu().numpy()
                 for j, i in enumerate(idx):
                     out[i] = values[j]
         self.train(was_training)
@@ -326,9 +339,12 @@ class CrossEncoder(nn.Module):
         return folder
 
     @classmethod
-    def load(cls, folder: str | Path) -> CrossEncoder:
+    def load(cls, folder: str | Path, *, device: str | torch.device | None = None,
+             dtype: str | torch.dtype | None = None) -> CrossEncoder:
         """The model :meth:`save` wrote to ``folder``; :class:`ModelFolderError` (or
-        :class:`~train.checkpoint.CheckpointError` for a pickle) naming it for anything else."""
+        :class:`~train.checkpoint.CheckpointError` for a pickle) naming it for anything else.
+        Loaded in float32 on the CPU, then moved to ``device`` with its weights cast to
+        ``dtype`` (:func:`dpc_device.place`; ``None``: left as loaded)."""
         from safetensors.torch import load_file
 
         folder = Path(folder)
@@ -359,7 +375,7 @@ class CrossEncoder(nn.Module):
         except (KeyError, RuntimeError, TypeError) as err:
             raise ModelFolderError(f"cross-encoder {name!r} is inconsistent: {err}") from None
         model.float().eval()
-        return model
+        return place(model, device, dtype)
 
 
 def _flatten_choices(contexts: Sequence[str], choices: Sequence[Sequence[str]]
@@ -408,12 +424,17 @@ def _fingerprint(texts: Sequence[str]) -> str:
 def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[int],
          num_labels: int, options: CrossEncoderOptions, out: str | Path | None,
          dev: tuple[Sequence[str], Sequence[str] | None, Sequence[int]] | None,
-         label_names: Sequence[str] | None, group: int) -> CrossEncoder:
+         label_names: Sequence[str] | None, group: int,
+         device: str | torch.device | None = None,
+         dtype: str | torch.dtype | None = None) -> CrossEncoder:
     """Train on items of ``group`` consecutive pairs each (1 for classification, the number of
-    choices for multiple choice); ``labels`` has one entry an item."""
+    choices for multiple choice); ``labels`` has one entry an item. On ``device`` (``None``: the
+    CPU), the forward passes under :func:`dpc_device.autocast` in ``dtype``."""
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    where = resolve_device(device if device is not None else "cpu")
+    precision = resolve_dtype(dtype, where, training=True)
     options.check()
     n_items = len(labels)
     if n_items == 0:
@@ -421,7 +442,7 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
     for i, y in enumerate(labels):
         if not 0 <= int(y) < (group if mode == "choice" else num_labels):
             raise TrainDataError(f"label {y!r} of example {i} is out of range")
-    model = _new_model(options, mode, num_labels, label_names)
+    model = _new_model(options, mode, num_labels, label_names).to(where)
     steps_per_epoch = math.ceil(n_items / options.batch_size)
     total_steps = max(1, math.ceil(steps_per_epoch * options.epochs))
     no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
@@ -454,7 +475,7 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
             write_json(folder / RUN_FILE, run)
         if (folder / "training_summary.json").exists() and (folder / CONFIG_FILE).exists() \
                 and not (folder / STATE_FILE).exists():
-            return CrossEncoder.load(folder)  # a finished run: nothing left to do
+            return CrossEncoder.load(folder, device=where)  # a finished run: nothing to do
         if (folder / STATE_FILE).exists():
             state = load_state(folder / STATE_FILE)
             try:
@@ -496,17 +517,18 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
         idx = batches(epoch)[k]
         ia = [a[i * group + j] for i in idx for j in range(group)]
         ib = [b[i * group + j] for i in idx for j in range(group)] if b is not None else None
-        return model._tokenize(ia, ib), torch.tensor([int(labels[i]) for i in idx])
+        return model._tokenize(ia, ib), torch.tensor([int(labels[i]) for i in idx],
+                                                     device=where)
 
     def dev_accuracy() -> float:
         assert dev is not None
         da, db, dy = dev
+        with autocast(where, precision):
+            logits = model.logits(da, db, batch_size=options.eval_batch_size)
         if mode == "choice":
-            k = group
-            scores = model.logits(da, db, batch_size=options.eval_batch_size)[:, 0]
-            pred = scores.reshape(-1, k).argmax(1)
+            pred = logits[:, 0].reshape(-1, group).argmax(1)
         else:
-            pred = model.logits(da, db, batch_size=options.eval_batch_size).argmax(1)
+            pred = logits.argmax(1)
         return float((pred == np.asarray(dy)).mean())
 
     def checkpoint() -> None:
@@ -545,10 +567,11 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
             stopped = True
             break
         batch, y = batch_at(step)
-        logits = model(batch)
-        if mode == "choice":
-            logits = logits.view(-1, group)
-        loss = nn.functional.cross_entropy(logits, y)
+        with autocast(where, precision):
+            logits = model(batch)
+            if mode == "choice":
+                logits = logits.view(-1, group)
+            loss = nn.functional.cross_entropy(logits, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -575,7 +598,7 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
     model.eval()
     if dev is not None:
         if folder is not None and (folder / BEST_DIR / CONFIG_FILE).exists():
-            model = CrossEncoder.load(folder / BEST_DIR)
+            model = CrossEncoder.load(folder / BEST_DIR, device=where)
         elif best_state is not None:
             model.load_state_dict(best_state)
     if folder is not None:
@@ -598,12 +621,17 @@ def train_pair_classifier(texts_a: Sequence[str], texts_b: Sequence[str] | None,
                           options: CrossEncoderOptions | None = None, *,
                           out: str | Path | None = None,
                           dev: tuple[Sequence[str], Sequence[str] | None, Sequence[int]] | None
-                          = None, label_names: Sequence[str] | None = None) -> CrossEncoder:
+                          = None, label_names: Sequence[str] | None = None,
+                          device: str | torch.device | None = None,
+                          dtype: str | torch.dtype | None = None) -> CrossEncoder:
     """Fine-tune a ``num_labels``-way classifier of ``(texts_a[i], texts_b[i])`` (or of
     ``texts_a[i]`` alone when ``texts_b`` is ``None``) with ``labels[i]`` in ``0..num_labels-1``.
 
     With ``dev`` (same shape) the model with the best dev accuracy is returned; with ``out`` the
-    run is resumable there and the result is saved there (:meth:`CrossEncoder.save`).
+    run is resumable there and the result is saved there (:meth:`CrossEncoder.save`). It trains
+    on ``device`` (``None``: the CPU) with the forward passes in ``dtype``
+    (:func:`dpc_device.resolve_dtype` for training: by default bfloat16 autocast on CUDA, float32
+    on the CPU); the returned model is on ``device``.
     """
     if texts_b is not None and len(texts_b) != len(texts_a):
         raise TrainDataError(f"{len(texts_a)} first texts but {len(texts_b)} second texts")
@@ -612,17 +640,20 @@ def train_pair_classifier(texts_a: Sequence[str], texts_b: Sequence[str] | None,
     if num_labels < 2:
         raise TrainDataError(f"num_labels (={num_labels}) has to be at least 2")
     return _run("pair", list(texts_a), list(texts_b) if texts_b is not None else None, labels,
-                num_labels, options or CrossEncoderOptions(), out, dev, label_names, 1)
+                num_labels, options or CrossEncoderOptions(), out, dev, label_names, 1,
+                device, dtype)
 
 
 def train_multiple_choice(contexts: Sequence[str], choices: Sequence[Sequence[str]],
                           labels: Sequence[int], options: CrossEncoderOptions | None = None, *,
                           out: str | Path | None = None,
                           dev: tuple[Sequence[str], Sequence[Sequence[str]], Sequence[int]] | None
-                          = None) -> CrossEncoder:
+                          = None, device: str | torch.device | None = None,
+                          dtype: str | torch.dtype | None = None) -> CrossEncoder:
     """Fine-tune a multiple-choice scorer: item ``i`` is ``contexts[i]`` with the choices
     ``choices[i]`` (the same number for every item), ``labels[i]`` the index of the right one.
-    ``dev`` has the same shape; ``out`` as in :func:`train_pair_classifier`."""
+    ``dev`` has the same shape; ``out``, ``device`` and ``dtype`` as in
+    :func:`train_pair_classifier`."""
     a, b, k = _flatten_choices(contexts, choices)
     if k < 2:
         raise TrainDataError(f"multiple choice needs at least 2 choices an item, not {k}")
@@ -635,4 +666,4 @@ def train_multiple_choice(contexts: Sequence[str], choices: Sequence[Sequence[st
             raise TrainDataError(f"dev items have {kd} choices, training items {k}")
         flat_dev = (da, db, dev[2])
     return _run("choice", a, b, labels, k, options or CrossEncoderOptions(), out, flat_dev,
-                None, k)
+                None, k, device, dtype)

@@ -22,7 +22,9 @@ Two implementations of the ensemble, tested against each other:
 Both minimise scikit-learn's objective exactly (binary logistic loss with one weight vector for
 two classes, multinomial otherwise; ``0.5 * ||W||^2 + c * sum(loss)``, the intercept not
 penalised), on the same subsets (:func:`phase_subsets`), so they agree up to the solvers'
-tolerance. Features are standardised once (mean 0, variance 1 per column, over all the given
+tolerance. The batched fit runs on ``device`` (:func:`dpc_device.resolve_device`; default the
+CPU), always in its own ``dtype`` (float32 by default: L-BFGS's tolerances need it), never under
+autocast. Features are standardised once (mean 0, variance 1 per column, over all the given
 instances) before the first phase: embedding coordinates are ~0.05 and the L2 penalty would
 otherwise swamp them.
 
@@ -50,11 +52,14 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tasks.errors import TaskError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "PAPER",
@@ -223,27 +228,32 @@ def _standardise(X: np.ndarray) -> np.ndarray:
 # -- the ensemble: batched torch and the scikit-learn loop -------------------------------------
 
 def ensemble_scores(X: np.ndarray, y: np.ndarray, subsets: np.ndarray, *, classes: int,
-                    c: float = 1.0, max_iter: int = 200, dtype: str = "float32") -> np.ndarray:
+                    c: float = 1.0, max_iter: int = 200, dtype: str = "float32",
+                    device: str | torch.device | None = None) -> np.ndarray:
     """Held-out predictability score of every instance, the ``n`` models trained together.
 
     ``X`` ``(N, d)``, ``y`` ``(N,)`` in ``0..classes-1``, ``subsets`` ``(n, m)``. Returns
     ``(N,)``: the fraction of the models that did not train on an instance that predict its
-    label; NaN for an instance every model trained on.
+    label; NaN for an instance every model trained on. Fitted on ``device`` (``None``: the CPU)
+    in ``dtype``.
     """
     import torch
 
+    from dpc_device import resolve_device
+
+    where = resolve_device(device if device is not None else "cpu")
     torch_dtype = getattr(torch, dtype)
     n, m = subsets.shape
     binary = classes == 2
     outputs = 1 if binary else classes
-    Xt = torch.as_tensor(X, dtype=torch_dtype)                        # (N, d)
-    yt = torch.as_tensor(y, dtype=torch.long)                         # (N,)
-    idx = torch.as_tensor(subsets, dtype=torch.long)                  # (n, m)
+    Xt = torch.as_tensor(X, dtype=torch_dtype, device=where)          # (N, d)
+    yt = torch.as_tensor(y, dtype=torch.long, device=where)           # (N,)
+    idx = torch.as_tensor(subsets, dtype=torch.long, device=where)    # (n, m)
     Xs = Xt[idx]                                                      # (n, m, d)
     ys = yt[idx]                                                      # (n, m)
     d = Xt.shape[1]
-    W = torch.zeros(n, d, outputs, dtype=torch_dtype, requires_grad=True)
-    b = torch.zeros(n, 1, outputs, dtype=torch_dtype, requires_grad=True)
+    W = torch.zeros(n, d, outputs, dtype=torch_dtype, device=where, requires_grad=True)
+    b = torch.zeros(n, 1, outputs, dtype=torch_dtype, device=where, requires_grad=True)
     # Each model's objective divided by m (its optimum unchanged), so the gradient tolerance
     # means the same for any m.
     scale = 1.0 / m
@@ -268,7 +278,7 @@ def ensemble_scores(X: np.ndarray, y: np.ndarray, subsets: np.ndarray, *, classe
     with torch.no_grad():
         logits = torch.einsum("nd,kdo->kno", Xt, W) + b               # (n, N, outputs)
         predicted = (logits[..., 0] > 0).long() if binary else logits.argmax(-1)  # (n, N)
-        correct = (predicted == yt).numpy()                           # (n, N)
+        correct = (predicted == yt).cpu().numpy()                     # (n, N)
     return _held_out_fraction(correct, subsets)
 
 
@@ -367,7 +377,8 @@ def _run(X: Any, y: Any, n: int, m: int | None, k: int | None, tau: float, seed:
 def aflite(X: Any, y: Any, *, n: int = 64, m: int | None = None, k: int | None = None,
            tau: float = 0.75, seed: int = 0, c: float = 1.0, max_phases: int | None = None,
            max_iter: int = 200, dtype: str = "float32", groups: Any = None,
-           stop_at_chance: bool = True, progress: bool = False) -> AfliteResult:
+           stop_at_chance: bool = True, progress: bool = False,
+           device: str | torch.device | None = None) -> AfliteResult:
     """AFLite over embeddings ``X`` ``(N, d)`` and labels ``y`` ``(N,)`` (any integers).
 
     Parameters
@@ -381,8 +392,9 @@ def aflite(X: Any, y: Any, *, n: int = 64, m: int | None = None, k: int | None =
         Inverse L2 strength of each logistic regression (scikit-learn's ``C``).
     max_phases
         Stop after this many phases (``None``: only the other stopping rules).
-    max_iter, dtype
-        L-BFGS iterations per phase and the precision of the batched fit.
+    max_iter, dtype, device
+        L-BFGS iterations per phase, the precision of the batched fit and where it runs
+        (:func:`dpc_device.resolve_device`; ``None``: the CPU).
     groups
         Optional group of each instance (e.g. WinoGrande twins): a model trains on a whole
         group or holds it out (:func:`phase_subsets`). Twins have near-equal embeddings and
@@ -401,10 +413,14 @@ def aflite(X: Any, y: Any, *, n: int = 64, m: int | None = None, k: int | None =
     AfliteResult
         ``kept`` (ascending indices into ``X``) and one :class:`PhaseLog` per phase.
     """
+    from dpc_device import resolve_device
+
+    where = resolve_device(device if device is not None else "cpu")
+
     def scores(Xp: np.ndarray, yp: np.ndarray, subsets: np.ndarray, *, classes: int,
                c: float) -> np.ndarray:
         return ensemble_scores(Xp, yp, subsets, classes=classes, c=c, max_iter=max_iter,
-                               dtype=dtype)
+                               dtype=dtype, device=where)
 
     return _run(X, y, n, m, k, tau, seed, c, max_phases, scores, progress, groups,
                 stop_at_chance)

@@ -11,6 +11,11 @@ runs :func:`~tasks.aflite.algorithm.aflite`, and writes to DIR:
   ``chance``, the baselines at the same size (``random``, ``pmi``), the parameters and the
   phases;
 - ``figure.png``: the paper's Figure 1 for all / random / PMI / AFLite (``--no-figure``: none).
+
+``--device`` and ``--dtype`` (:mod:`dpc_device`, checked before anything is read): the encoder
+fine-tunes and embeds on the device under autocast in the dtype (training rules: weights float32,
+default bfloat16 on CUDA, float32 on the CPU; a dtype other than float32 has its own embedding
+cache), and each phase's batched ensemble is fitted on the device, always in float32.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import sys
 import time
 from typing import Any
 
+from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
 
 __all__ = ["OUT_FILES", "add_aflite_parser", "aflite_command", "run_aflite"]
@@ -71,6 +77,10 @@ def add_aflite_parser(sub: Any) -> argparse.ArgumentParser:
                    help="embedding cache (default DIR/aflite-cache)")
     p.add_argument("--figure", action=argparse.BooleanOptionalAction, default=True,
                    help="write figure.png (default: yes)")
+    add_device_arguments(p, training=True, dtype_help=(
+        "precision of the encoder's fine-tuning and embedding (torch.autocast, weights float32; "
+        "the ensemble is fitted in float32); default: bfloat16 on CUDA, float32 on the CPU; "
+        "float16 is refused (it needs loss scaling)"))
     p.set_defaults(func=aflite_command, interrupted=_interrupted)
     return p
 
@@ -116,6 +126,7 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
     from tasks.aflite.formats import load_instances, write_kept
     from tasks.aflite.measures import figure, measure_set
 
+    device = check_arguments(args, training=True)  # before anything is read or written
     out = check_output_folder(args.out, "--out", markers=OUT_FILES, command="dpc aflite")
     instances = load_instances(args.file, args.format, args.view)
     options = EmbeddingOptions(encoder=args.encoder, finetune=args.finetune, epochs=args.epochs,
@@ -131,13 +142,15 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     cache = Path(args.cache) if args.cache else out / "aflite-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    embedded = embed_instances(instances, options, cache, progress=True)
+    embedded = embed_instances(instances, options, cache, progress=True, device=device,
+                               dtype=args.dtype)
     X = embedded.X
     y = instances.labels[embedded.positions]
     check_embeddings(X, y)
     part = instances.subset(embedded.positions)
     result = aflite(X, y, n=args.n, m=args.m, k=args.k, tau=args.tau, seed=args.seed,
-                    groups=part.groups, stop_at_chance=args.stop_at_chance, progress=True)
+                    groups=part.groups, stop_at_chance=args.stop_at_chance, progress=True,
+                    device=device)
     kept = result.kept                                          # indices into X
     size = len(kept)
     random_kept = random_reduction(len(y), size, seed=args.seed)

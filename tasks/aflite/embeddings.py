@@ -19,6 +19,12 @@ fine-tuned model (``finetune/``, resumable mid-training), the embeddings in chun
 ``embeddings.npy`` and ``positions.npy`` (the instances embedded, i.e. not fine-tuned on). A
 rerun skips what is there; an interrupted one resumes at the next chunk. Arrays are read with
 ``np.load(allow_pickle=False)``.
+
+The encoder fine-tunes and embeds on ``device=`` with its forward passes under
+:func:`dpc_device.autocast` in ``dtype=`` (:mod:`dpc_device`'s training rules: weights float32,
+default bfloat16 on CUDA, float32 on the CPU). A precision other than float32 gives other
+embeddings, so it is part of the cache key; the device is not, nor is float32 (the keys of
+float32 runs are what they always were).
 """
 
 from __future__ import annotations
@@ -29,13 +35,16 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from causal_mining.shards import write_json
 from tasks.aflite.formats import Instances
 from tasks.errors import TaskError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "PAPER_FINETUNE_SHARE",
@@ -117,13 +126,18 @@ def _encoder_identity(encoder: str | None) -> dict[str, Any]:
     return {"folder": os.fspath(folder.resolve()), "weights": stamp}
 
 
-def cache_key(instances: Instances, options: EmbeddingOptions) -> str:
-    """A hash of what is embedded, by which encoder and how."""
+def cache_key(instances: Instances, options: EmbeddingOptions,
+              dtype: str | torch.dtype | None = None) -> str:
+    """A hash of what is embedded, by which encoder and how (``dtype``: the autocast
+    precision, part of the key unless it is float32 or ``None``)."""
     digest = hashlib.sha256()
     shape = {"mode": instances.mode, "labels": instances.labels.tolist(),
              "a": instances.a, "b": instances.b}
     digest.update(json.dumps(shape, ensure_ascii=False).encode("utf-8"))
     settings = asdict(options) | {"encoder": _encoder_identity(options.encoder)}
+    precision = None if dtype is None else str(dtype).removeprefix("torch.")
+    if precision not in (None, "float32"):
+        settings["dtype"] = precision
     settings.pop("max_minutes")
     digest.update(json.dumps(settings, sort_keys=True).encode("utf-8"))
     return digest.hexdigest()[:20]
@@ -145,12 +159,13 @@ def _load_array(path: Path) -> np.ndarray:
     return np.load(path, allow_pickle=False)
 
 
-def _base_model(instances: Instances, options: EmbeddingOptions) -> Any:
-    """The encoder as a :class:`~train.cross_encoder.CrossEncoder` (a saved one as it is)."""
+def _base_model(instances: Instances, options: EmbeddingOptions, device: torch.device) -> Any:
+    """The encoder as a :class:`~train.cross_encoder.CrossEncoder` (a saved one as it is) on
+    ``device``."""
     from train.cross_encoder import CONFIG_FILE, CrossEncoder
 
     if options.encoder is not None and (Path(options.encoder) / CONFIG_FILE).is_file():
-        return CrossEncoder.load(options.encoder)
+        return CrossEncoder.load(options.encoder, device=device)
     from transformers import AutoModel, AutoTokenizer
 
     identity = _encoder_identity(options.encoder)
@@ -159,12 +174,11 @@ def _base_model(instances: Instances, options: EmbeddingOptions) -> Any:
     encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
     model = CrossEncoder(encoder, tokenizer, mode=instances.mode,
                          num_labels=max(2, instances.num_labels), max_length=options.max_length)
-    model.eval()
-    return model
+    return model.to(device).eval()
 
 
 def _finetuned_model(instances: Instances, chosen: np.ndarray, options: EmbeddingOptions,
-                     out: Path, progress: bool) -> Any:
+                     out: Path, progress: bool, device: torch.device, dtype: torch.dtype) -> Any:
     from train.cross_encoder import (
         CrossEncoderOptions,
         train_multiple_choice,
@@ -179,10 +193,11 @@ def _finetuned_model(instances: Instances, chosen: np.ndarray, options: Embeddin
     labels = part.labels.tolist()
     if part.mode == "choice":
         return train_multiple_choice(part.a, part.b, labels, train_options,  # type: ignore[arg-type]
-                                     out=out)
+                                     out=out, device=device, dtype=dtype)
     return train_pair_classifier(part.a, part.b, labels, instances.num_labels,  # type: ignore[arg-type]
                                  train_options, out=out,
-                                 label_names=list(instances.label_names))
+                                 label_names=list(instances.label_names), device=device,
+                                 dtype=dtype)
 
 
 def _embed_part(model: Any, part: Instances) -> np.ndarray:
@@ -209,15 +224,22 @@ def planned_finetune(total: int, options: EmbeddingOptions) -> int:
 
 
 def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str | Path, *,
-                    progress: bool = False) -> EmbeddedSet:
+                    progress: bool = False, device: str | torch.device | None = None,
+                    dtype: str | torch.dtype | None = None) -> EmbeddedSet:
     """Fine-tune (unless ``finetune`` is 0 or the encoder is a saved cross-encoder), then embed
-    the other instances; everything cached under ``cache/<key>/`` (module notes)."""
+    the other instances; everything cached under ``cache/<key>/`` (module notes). On ``device``
+    (``None``: the CPU) under autocast in ``dtype`` (:func:`dpc_device.resolve_dtype` for
+    training), both checked first."""
+    from dpc_device import autocast, resolve_device, resolve_dtype
+
+    on = resolve_device(device if device is not None else "cpu")
+    precision = resolve_dtype(dtype, on, training=True)
     if options.chunk < 1:
         raise TaskError(f"`chunk` (={options.chunk!r}) must be a positive number of instances")
     size = planned_finetune(len(instances), options)
     chosen, rest = split_finetune(len(instances), size, options.seed)
     options = EmbeddingOptions(**(asdict(options) | {"finetune": size}))
-    folder = Path(cache) / cache_key(instances, options)
+    folder = Path(cache) / cache_key(instances, options, precision)
     folder.mkdir(parents=True, exist_ok=True)
     final, where = folder / "embeddings.npy", folder / "positions.npy"
     if final.is_file() and where.is_file():
@@ -226,9 +248,10 @@ def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str 
             "instances": len(instances), "finetuned_on": int(size)}
     write_json(folder / "meta.json", meta)
     if size:
-        model = _finetuned_model(instances, chosen, options, folder / "finetune", progress)
+        model = _finetuned_model(instances, chosen, options, folder / "finetune", progress,
+                                 on, precision)
     else:
-        model = _base_model(instances, options)
+        model = _base_model(instances, options, on)
     starts = range(0, len(rest), options.chunk)
     if progress:
         from tqdm import tqdm
@@ -239,7 +262,9 @@ def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str 
         path = folder / f"chunk-{number:05d}.npy"
         if not path.is_file():
             positions = rest[start:start + options.chunk]
-            _save_array(path, _embed_part(model, instances.subset(positions)).astype(np.float32))
+            with autocast(on, precision):
+                vectors = _embed_part(model, instances.subset(positions))
+            _save_array(path, vectors.astype(np.float32))
         parts.append(_load_array(path))
     X = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
     _save_array(final, X)

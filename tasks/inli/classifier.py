@@ -5,6 +5,11 @@ Each INLI premise gives four examples, one a label of :data:`~tasks.datasets.INL
 selection holds out a part of train made *by premise* (:func:`split_by_premise`), so that the four
 hypotheses of a premise are on the same side.
 
+:func:`train_classifier` trains on ``device=`` under autocast in ``dtype=`` (:mod:`dpc_device`'s
+training rules; default the CPU in float32); :meth:`InliClassifier.load` moves the model to
+``device=`` and casts its weights to ``dtype=`` (:func:`dpc_device.place`), and scoring follows
+the model's device.
+
 >>> from tasks.datasets import InliRow
 >>> row = InliRow("0", "circa", "P.", "I.", "E.", "N.", "C.")
 >>> examples([row])
@@ -21,13 +26,16 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from causal_mining.shards import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "CLASSIFIER_FILE",
@@ -106,8 +114,11 @@ class InliClassifier:
         self.hypothesis_only = hypothesis_only
 
     @classmethod
-    def load(cls, folder: str | Path | None = None) -> InliClassifier:
-        """The classifier saved in ``folder`` (``None``: the bundled one, if installed)."""
+    def load(cls, folder: str | Path | None = None, *, device: str | torch.device | None = None,
+             dtype: str | torch.dtype | None = None) -> InliClassifier:
+        """The classifier saved in ``folder`` (``None``: the bundled one, if installed), on
+        ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`; ``None``: the CPU,
+        float32)."""
         from train.cross_encoder import CrossEncoder
 
         if folder is None:
@@ -116,7 +127,7 @@ class InliClassifier:
                                 "`dpc inli train --out DIR` and pass --model DIR")
             folder = MODEL_DIR
         folder = Path(folder)
-        model = CrossEncoder.load(folder)
+        model = CrossEncoder.load(folder, device=device, dtype=dtype)
         try:
             meta = json.loads((folder / CLASSIFIER_FILE).read_text(encoding="utf-8"))
             hypothesis_only = bool(meta["hypothesis_only"])
@@ -141,17 +152,20 @@ class InliClassifier:
 
 def train_classifier(rows: Sequence[InliRow], out: str | Path, options: Any, *,
                      hypothesis_only: bool = False, dev_fraction: float = 0.1,
-                     split_seed: int = 0) -> InliClassifier:
+                     split_seed: int = 0, device: str | torch.device | None = None,
+                     dtype: str | torch.dtype | None = None) -> InliClassifier:
     """Fine-tune the classifier on ``rows`` (model selection on a premise split of them, made
     with ``split_seed``) and save it in ``out`` (resumable: a rerun with the same ``out``
-    continues)."""
+    continues). It trains on ``device`` (``None``: the CPU) with the forward passes under
+    autocast in ``dtype`` (:func:`train.cross_encoder.train_pair_classifier`)."""
     from train.cross_encoder import train_pair_classifier
 
     train_rows, dev_rows = split_by_premise(rows, dev_fraction, split_seed)
     a, b, y = examples(train_rows, hypothesis_only=hypothesis_only)
     da, db, dy = examples(dev_rows, hypothesis_only=hypothesis_only)
     model = train_pair_classifier(a, b or None, y, len(INLI_LABELS), options, out=out,
-                                  dev=(da, db or None, dy), label_names=list(INLI_LABELS))
+                                  dev=(da, db or None, dy), label_names=list(INLI_LABELS),
+                                  device=device, dtype=dtype)
     meta = {"hypothesis_only": hypothesis_only, "dev_fraction": dev_fraction,
             "split_seed": split_seed,
             "train_premises": len(train_rows), "dev_premises": len(dev_rows)}

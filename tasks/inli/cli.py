@@ -7,6 +7,11 @@
   ``label`` and ``probabilities`` added out
 - ``dpc inli variants --premise P --implied H``: explicit/neutral/contradiction variants of an
   implied entailment (:mod:`tasks.inli.variants`); ``--file CSV --out JSONL`` for a file
+
+Each takes ``--device`` and ``--dtype`` (:mod:`dpc_device`), checked before anything is read:
+``train`` (and ``variants --train``) trains under autocast (training rules: weights float32,
+default bfloat16 on CUDA, float32 on the CPU); ``eval``, ``predict`` and decoding ``variants``
+cast the model's weights (default float32).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
 
 __all__ = ["add_inli_parser"]
@@ -52,6 +58,7 @@ def add_inli_parser(sub: Any) -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int, default=0, help="seed of the weights and batch order")
     t.add_argument("--split-seed", type=int, default=0,
                    help="seed of the dev split (keep it when continuing with --init-from)")
+    add_device_arguments(t, training=True)
     t.set_defaults(func=train_command)
 
     e = cmds.add_parser("eval", help="accuracy table of a classifier on an INLI CSV")
@@ -62,6 +69,7 @@ def add_inli_parser(sub: Any) -> argparse.ArgumentParser:
                    help="also report the per-premise assignment (the four hypotheses of a "
                         "premise get four different labels; not comparable with per-pair "
                         "accuracy); the last line stays the per-pair one")
+    add_device_arguments(e)
     e.set_defaults(func=eval_command)
 
     r = cmds.add_parser("predict", help="label JSON lines {premise, hypothesis}")
@@ -69,6 +77,7 @@ def add_inli_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("--input", default="-", help="JSON lines file (default: stdin)")
     r.add_argument("--out", default=None, help="output JSON lines file (default: stdout)")
     r.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    add_device_arguments(r)
     r.set_defaults(func=predict_command)
 
     from tasks.inli.variants import add_variants_arguments
@@ -104,6 +113,7 @@ def train_command(args: argparse.Namespace) -> int:
     from train.cross_encoder import CONFIG_FILE, RUN_FILE, CrossEncoderOptions
 
     try:
+        device = check_arguments(args, training=True)  # before anything is read or written
         out = check_output_folder(args.out, "--out", markers=[RUN_FILE, CONFIG_FILE],
                                   command="dpc inli train")
         if not Path(args.train).is_file():
@@ -114,7 +124,8 @@ def train_command(args: argparse.Namespace) -> int:
             max_length=args.max_length, seed=args.seed, max_minutes=args.max_minutes,
             eval_every=args.eval_every, init_from=args.init_from)
         clf = train_classifier(rows, out, options, hypothesis_only=args.hypothesis_only,
-                               dev_fraction=args.dev_fraction, split_seed=args.split_seed)
+                               dev_fraction=args.dev_fraction, split_seed=args.split_seed,
+                               device=device, dtype=args.dtype)
     except DpcError as err:
         return _error(err)
     summary = getattr(clf.model, "training_summary", {})
@@ -130,8 +141,9 @@ def eval_command(args: argparse.Namespace) -> int:
     from tasks.inli.classifier import InliClassifier, assign_labels, examples, format_report, report
 
     try:
+        device = check_arguments(args)  # before the file is read
         rows = _read(args.file, args.limit)
-        clf = InliClassifier.load(args.model)
+        clf = InliClassifier.load(args.model, device=device, dtype=args.dtype)
         if not rows:
             raise DpcError(f"{args.file}: no INLI rows to evaluate")
         premises, hypotheses, gold = examples(rows)
@@ -158,6 +170,7 @@ def predict_command(args: argparse.Namespace) -> int:
     from tasks.inli.classifier import InliClassifier
 
     try:
+        device = check_arguments(args)  # before the input is read
         if args.out:
             check_output_file(args.out, "--out", overwrite=args.overwrite)
         name = "<stdin>" if args.input == "-" else args.input
@@ -179,7 +192,7 @@ def predict_command(args: argparse.Namespace) -> int:
                     skipped.append(number)
                     continue
                 records.append(record)
-        clf = InliClassifier.load(args.model)
+        clf = InliClassifier.load(args.model, device=device, dtype=args.dtype)
         probs = clf.probabilities([str(r["premise"]) for r in records],
                                   [str(r["hypothesis"]) for r in records])
     except DpcError as err:

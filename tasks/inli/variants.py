@@ -21,6 +21,11 @@ leaning on "not". Constrained decoding also bans the implied entailment itself a
 (:func:`copy_ban`): a variant is an *edit*, and a word-for-word copy (which the classifier, rightly,
 calls an implied entailment) cannot be written; a one-word edit still can.
 
+Devices (:mod:`dpc_device`): :func:`train_generator` trains on ``device=`` under autocast in
+``dtype=`` (training rules: weights float32, default bfloat16 on CUDA, float32 on the CPU);
+:meth:`VariantGenerator.load` moves the merged model to ``device=`` with its weights cast to
+``dtype=`` (default float32), and decoding follows the model's device.
+
 >>> print(prompt("Tom won.", "Tom is happy.", "neutral"))
 Premise: Tom won.
 Implied: Tom is happy.
@@ -44,13 +49,17 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from causal_mining.shards import write_json
+from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
 from train.lora import LoraOptions
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["GENERATED_LABELS", "NEGATION_BANS", "GeneratorTrainOptions", "Variant", "VariantGenerator",
            "add_variants_arguments", "copy_ban", "keep_constraints", "negated", "parse_labels", "prompt",
@@ -231,8 +240,11 @@ class VariantGenerator:
         self.eos = [tokenizer.eos_token_id] + ([newline[-1]] if len(newline) == 1 else [])
 
     @classmethod
-    def load(cls, folder: str | Path) -> VariantGenerator:
-        """The generator :func:`train_generator` saved in ``folder``."""
+    def load(cls, folder: str | Path, *, device: str | torch.device | None = None,
+             dtype: str | torch.dtype | None = None) -> VariantGenerator:
+        """The generator :func:`train_generator` saved in ``folder``, on ``device`` with its
+        weights in ``dtype`` (:func:`dpc_device.place`; ``None``: the CPU, float32)."""
+        from dpc_device import place
         from train.lora import load_merged
 
         folder = Path(folder)
@@ -249,7 +261,7 @@ class VariantGenerator:
                             f"config (format is not {FORMAT!r})")
         model, tokenizer = load_merged(config["base"], folder / ADAPTER_FILE, config["r"],
                                        config["alpha"])
-        return cls(model, tokenizer, config)
+        return cls(place(model, device, dtype), tokenizer, config)
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
                  constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
@@ -298,13 +310,19 @@ def _examples(rows: Sequence[InliRow], labels: Sequence[str]) -> list[tuple[str,
             for r in rows for lab in labels]
 
 
-def train_generator(rows: Sequence[InliRow], out: str | Path,
-                    options: GeneratorTrainOptions) -> dict[str, Any]:
+def train_generator(rows: Sequence[InliRow], out: str | Path, options: GeneratorTrainOptions,
+                    *, device: str | torch.device | None = None,
+                    dtype: str | torch.dtype | None = None) -> dict[str, Any]:
     """Fine-tune the LoRA adapter on ``rows`` (each premise gives one example a label) and save
     it in ``out`` (:func:`train.lora.train_lora`); resumable (state every ``checkpoint_every``
-    steps, safetensors). Returns a summary (steps, minutes, mean loss of the last steps)."""
+    steps, safetensors). Returns a summary (steps, minutes, mean loss of the last steps).
+    It trains on ``device`` (``None``: the CPU) under autocast in ``dtype``
+    (:func:`dpc_device.resolve_dtype` for training), both checked before ``out`` is written."""
+    from dpc_device import resolve_device, resolve_dtype
     from train.lora import LoraFiles, check_run, train_lora
 
+    where = resolve_device(device if device is not None else "cpu")
+    resolve_dtype(dtype, where, training=True)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     rows = list(rows)
@@ -319,7 +337,7 @@ def train_generator(rows: Sequence[InliRow], out: str | Path,
     if finished is not None:
         return finished
     summary = train_lora(data, folder, options, options.base, files=files,
-                         desc="training variant generator")
+                         desc="training variant generator", device=where, dtype=dtype)
     config = {"format": FORMAT, "base": options.base, "r": options.r, "alpha": options.alpha,
               "prompt": "Premise: {premise}\\nImplied: {implied}\\n{Label}:", "summary": summary}
     write_json(folder / CONFIG_FILE, config)
@@ -359,6 +377,10 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-premises", type=int, default=None, help="(--train) sample N premises")
     p.add_argument("--batch-size", type=int, default=8, help="(--train)")
     p.add_argument("--seed", type=int, default=0)
+    add_device_arguments(p, dtype_help=(
+        "precision: decoding, the generator's weights (default float32); --train, the forward "
+        "passes under torch.autocast, weights float32 (default bfloat16 on CUDA, float32 on "
+        "the CPU; float16 is refused)"))
     p.set_defaults(func=variants_command)
 
 
@@ -374,6 +396,8 @@ def variants_command(args: argparse.Namespace) -> int:
     from tasks.datasets import read_inli
 
     try:
+        # the mode decides the dtype's meaning; checked before anything is read
+        device = check_arguments(args, training=bool(args.train))
         if args.train:
             if not args.out:
                 raise TaskError("--train needs --out (the generator folder)")
@@ -384,7 +408,7 @@ def variants_command(args: argparse.Namespace) -> int:
                 print(f"skipped {len(data.skipped)} row(s) with an empty premise or hypothesis")
             summary = train_generator(data.rows, out, GeneratorTrainOptions(
                 max_minutes=args.max_minutes, max_premises=args.max_premises,
-                batch_size=args.batch_size, seed=args.seed))
+                batch_size=args.batch_size, seed=args.seed), device=device, dtype=args.dtype)
             print(f"saved {out}: {json.dumps(summary)}")
             return 0
         labels = parse_labels(args.labels)
@@ -406,7 +430,8 @@ def variants_command(args: argparse.Namespace) -> int:
                     or not args.implied.strip():
                 raise TaskError("give --premise and --implied (non-empty), or --file and --out")
             items = [("0", args.premise.strip(), args.implied.strip())]
-        generator = VariantGenerator.load(args.generator or DEFAULT_GENERATOR)
+        generator = VariantGenerator.load(args.generator or DEFAULT_GENERATOR, device=device,
+                                          dtype=args.dtype)
         flat = [(i, lab) for i in range(len(items)) for lab in labels]
         variants = generator.generate(
             [items[i][1] for i, _ in flat], [items[i][2] for i, _ in flat],

@@ -22,6 +22,10 @@ State (``DIR/af_state.json``: iteration done, every context's negatives) and the
 (``DIR/report.json``: per iteration, each member's held-out accuracy and the replacements) are
 written atomically after every iteration, and each iteration is seeded by (seed, iteration), so
 an interrupted run resumes where it stopped and ends as an uninterrupted one would.
+
+The committee's torch members (CNN, BiLSTM) train on ``device=`` under autocast in ``dtype=``
+(:mod:`dpc_device`'s training rules; default the CPU in float32). Neither is a setting of the
+run: a run may resume on another device.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +44,9 @@ from causal_mining.shards import atomic_open
 from tasks.errors import TaskError
 from tasks.swag.committee import CHEAP_MODELS, MODELS, Committee, EndingTable, pos_tags
 from tasks.swag.oversample import PoolEntry, read_pool
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["FilterOptions", "adversarial_filter", "filtered_items"]
 
@@ -154,13 +161,20 @@ def _replace(data: _Data, committee: Committee, contexts: np.ndarray,
 
 
 def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOptions(), *,
-                       progress: bool = True) -> dict[str, Any]:
+                       progress: bool = True, device: str | torch.device | None = None,
+                       dtype: str | torch.dtype | None = None) -> dict[str, Any]:
     """Run (or resume) AF over the pool in ``folder``; returns the report (``DIR/report.json``).
 
     The chosen negatives are in ``DIR/af_state.json``; :func:`filtered_items` turns them into
-    HellaSwag-format items."""
+    HellaSwag-format items. The committee's torch members train on ``device`` (``None``: the
+    CPU) under autocast in ``dtype`` (:func:`dpc_device.resolve_dtype` for training), both
+    checked before the pool is read."""
     from tqdm import tqdm
 
+    from dpc_device import resolve_device, resolve_dtype
+
+    where = resolve_device(device if device is not None else "cpu")
+    precision = resolve_dtype(dtype, where, training=True)
     folder = Path(folder)
     data, empty = _load(folder)
     n = len(data.entries)
@@ -213,7 +227,8 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
         train, test = order[:cut], order[cut:]
         members = [m for m in options.members
                    if it >= options.cheap_iterations or m in CHEAP_MODELS] or list(options.members)
-        committee = Committee(members, seed=options.seed * 1000 + it)
+        committee = Committee(members, seed=options.seed * 1000 + it, device=where,
+                              dtype=precision)
         committee.fit(data.table, _questions(data, train, negatives))
         accuracy = committee.accuracy(data.table, _questions(data, test, negatives))
         changed = _replace(data, committee, test, negatives, rng)
@@ -242,7 +257,7 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
         bar.set_postfix(ensemble=f"{accuracy['ensemble']:.3f}", changed=changed, refresh=False)
     bar.close()
     if "final" not in report:
-        report["final"] = _final_check(data, eligible, negatives, options)
+        report["final"] = _final_check(data, eligible, negatives, options, where, precision)
     report["stopped"] = state["stopped"]
     _write_json(report_path, report)
     _write_json(state_path, state)
@@ -250,12 +265,14 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
 
 
 def _final_check(data: _Data, eligible: np.ndarray, negatives: list[list[int]],
-                 options: FilterOptions) -> dict[str, Any]:
+                 options: FilterOptions, device: torch.device,
+                 dtype: torch.dtype) -> dict[str, Any]:
     """A fresh committee of every member on a new 80/20 split of the final questions."""
     rng = np.random.default_rng([options.seed, 0xF1A1])
     order = rng.permutation(eligible)
     cut = round(len(order) * (1 - options.test_share))
-    committee = Committee(list(options.members), seed=options.seed * 1000 + 999)
+    committee = Committee(list(options.members), seed=options.seed * 1000 + 999,
+                          device=device, dtype=dtype)
     committee.fit(data.table, _questions(data, order[:cut], negatives))
     accuracy = committee.accuracy(data.table, _questions(data, order[cut:], negatives))
     return {"members": list(options.members), "held_out": int(len(order) - cut),

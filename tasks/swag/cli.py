@@ -9,6 +9,12 @@
     and the AF curve ``DIR/af_curve.png`` (:mod:`.adversarial_filter`).
 
 All three resume an interrupted run when started again with the same ``--out``/``DIR``.
+
+All three take ``--device`` and ``--dtype`` (:mod:`dpc_device`), checked before anything is read:
+``train-endings`` trains under autocast (training rules: weights float32, default bfloat16 on
+CUDA, float32 on the CPU); ``oversample`` casts the ending model's weights (default float32);
+``filter`` trains the committee's CNN and BiLSTM under autocast (its MLP and bag-of-words
+members are scikit-learn, always on the CPU).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import json
 import sys
 from typing import Any
 
+from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
 
 __all__ = ["add_swag_parser"]
@@ -39,6 +46,7 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     t.add_argument("--epochs", type=float, default=1.0, help="LoRA: passes over the data")
     t.add_argument("--init-from", default=None,
                    help="--base bundled: generator to start from (default: the bundled one)")
+    add_device_arguments(t, training=True)
     t.set_defaults(func=train_endings_command,
                    interrupted=lambda a: f"checkpoints kept in {a.out}; run it again to resume")
 
@@ -62,6 +70,7 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--max-rounds", type=int, default=4)
     o.add_argument("--contexts-per-batch", type=int, default=8)
     o.add_argument("--seed", type=int, default=0)
+    add_device_arguments(o)
     o.set_defaults(func=oversample_command,
                    interrupted=lambda a: f"finished contexts kept in {a.out}/pool.jsonl; "
                                          "run it again to resume")
@@ -79,6 +88,10 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
                         "the paper, whose rules alone are --no-stop-at-chance)")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    add_device_arguments(f, training=True, dtype_help=(
+        "precision of the committee's CNN and BiLSTM (torch.autocast, weights float32; the MLP "
+        "and bag-of-words members are scikit-learn, on the CPU); default: bfloat16 on CUDA, "
+        "float32 on the CPU; float16 is refused (it needs loss scaling)"))
     f.set_defaults(func=filter_command,
                    interrupted=lambda a: f"iterations done kept in {a.folder}/af_state.json; "
                                          "run it again to resume")
@@ -96,9 +109,11 @@ def train_endings_command(args: argparse.Namespace) -> int:
         from tasks.datasets import read_multiple_choice
         from tasks.swag.ending_model import train_ending_model
 
+        device = check_arguments(args, training=True)  # before the data is read
         items = read_multiple_choice(args.data)
         result = train_ending_model(items, args.out, base=args.base, init_from=args.init_from,
-                                    max_minutes=args.minutes, epochs=args.epochs)
+                                    max_minutes=args.minutes, epochs=args.epochs,
+                                    device=device, dtype=args.dtype)
     except DpcError as err:
         return _fail(err)
     result.pop("history", None)
@@ -111,23 +126,22 @@ def oversample_command(args: argparse.Namespace) -> int:
     try:
         from dpc_files import check_output_folder
         from tasks.datasets import read_multiple_choice
-        from tasks.swag.ending_model import context_split
+        from tasks.swag.ending_model import BUNDLED_ENDING_MODEL, context_split, load_ending_model
         from tasks.swag.oversample import POOL, SETTINGS, OversampleOptions, oversample
-        from tasks.swag.ending_model import load_ending_model
 
         options = OversampleOptions(
             per_context=args.per_context, temperature=args.temperature, top_p=args.top_p,
             max_new_tokens=args.max_new_tokens, max_rounds=args.max_rounds,
             contexts_per_batch=args.contexts_per_batch,
             constrain_context=args.constrain_context, seed=args.seed, limit=args.limit)
+        device = check_arguments(args)
         check_output_folder(args.out, "--out", markers=[SETTINGS, POOL],
                             command="dpc swag oversample")  # before reading or loading
         items = read_multiple_choice(args.contexts)
         if args.split != "all":
             items = [it for it in items if context_split(it.ctx) == args.split]
-        from tasks.swag.ending_model import BUNDLED_ENDING_MODEL
-
-        model, tokenizer = load_ending_model(args.model or BUNDLED_ENDING_MODEL)
+        model, tokenizer = load_ending_model(args.model or BUNDLED_ENDING_MODEL, device=device,
+                                             dtype=args.dtype)
         summary = oversample(items, args.out, model, tokenizer, options,
                              model_name=str(args.model or "bundled SWAG ending model"))
     except DpcError as err:
@@ -149,11 +163,12 @@ def filter_command(args: argparse.Namespace) -> int:
         from tasks.swag.adversarial_filter import FilterOptions, adversarial_filter, filtered_items
         from tasks.swag.plot import plot_af_curve
 
+        device = check_arguments(args, training=True)
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         options = FilterOptions(k=args.k, iterations=args.iterations,
                                 cheap_iterations=args.cheap_iterations,
                                 stop_at_chance=args.stop_at_chance, seed=args.seed)
-        report = adversarial_filter(args.folder, options)
+        report = adversarial_filter(args.folder, options, device=device, dtype=args.dtype)
         items = filtered_items(args.folder, seed=args.seed)
         write_multiple_choice(items, args.out, overwrite=args.overwrite)
         png = plot_af_curve(report, Path(args.folder) / "af_curve.png")

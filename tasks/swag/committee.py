@@ -21,6 +21,12 @@ others, which is what adversarial filtering has to defeat.
 The features of every ending are computed once (:class:`EndingTable`); a model is then a function
 of row indices, so AF retrains on new negatives without re-tokenising anything.
 
+The torch members train and score on ``device`` with their forward passes under
+:func:`dpc_device.autocast` in ``dtype`` (the training rules of :mod:`dpc_device`: weights
+float32, default bfloat16 on CUDA; ``None``, ``None``: the CPU in float32), the BiLSTM's
+recurrence always in float32 (cuDNN's bfloat16 LSTM is recent). The scikit-learn members always
+run on the CPU.
+
 >>> words("He pulls the shingles off, quickly.")
 ['he', 'pulls', 'the', 'shingles', 'off', ',', 'quickly', '.']
 """
@@ -31,9 +37,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["CHEAP_MODELS", "MODELS", "Committee", "EndingTable", "pos_tags", "words"]
 
@@ -162,12 +171,23 @@ class _SklearnMember:
 class _TorchMember:
     """A neural scorer of one ending, trained with a softmax over each question's endings."""
 
-    def __init__(self, name: str, seed: int, epochs: int = 4, dim: int = 64) -> None:
+    def __init__(self, name: str, seed: int, epochs: int = 4, dim: int = 64, *,
+                 device: str | torch.device | None = None,
+                 dtype: str | torch.dtype | None = None) -> None:
         self.name = name
         self.seed = seed
         self.epochs = epochs
         self.dim = dim
+        self.device = device
+        self.dtype = dtype
         self.net: Any = None
+
+    def _precision(self) -> tuple[torch.device, torch.dtype]:
+        """Where the net runs and its autocast dtype (:mod:`dpc_device`, training rules)."""
+        from dpc_device import resolve_device, resolve_dtype
+
+        where = resolve_device(self.device if self.device is not None else "cpu")
+        return where, resolve_dtype(self.dtype, where, training=True)
 
     def _build(self, vocab: int) -> Any:
         import torch
@@ -196,7 +216,11 @@ class _TorchMember:
                 self.out = nn.Linear(2 * dim, 1)
 
             def forward(self, ids: torch.Tensor) -> torch.Tensor:  # ids: (n, L)
-                h, _ = self.lstm(self.embed(ids))  # (n, L, 2 dim)
+                x = self.embed(ids)  # (n, L, dim)
+                # the recurrence stays float32 under autocast: cuDNN has a bfloat16 LSTM only
+                # since 9.13, and torch's own CUDA LSTM cell none
+                with torch.autocast(device_type=ids.device.type, enabled=False):
+                    h, _ = self.lstm(x.float())  # (n, L, 2 dim)
                 h = h.masked_fill((ids == 0).unsqueeze(-1), -1e4)
                 return self.out(h.amax(1)).squeeze(-1)  # (n,)
 
@@ -210,21 +234,26 @@ class _TorchMember:
     def fit(self, table: EndingTable, questions: np.ndarray, batch: int = 32) -> None:
         import torch
 
+        from dpc_device import autocast
+
+        where, precision = self._precision()
         ids, vocab = self._ids(table)
         torch.manual_seed(self.seed)
-        self.net = self._build(vocab)
+        self.net = self._build(vocab).to(where)
         optimizer = torch.optim.Adam(self.net.parameters(), lr=2e-3)
         rng = np.random.default_rng(self.seed)
         n, k = questions.shape
-        target = torch.zeros(batch, dtype=torch.long)  # column 0 holds the gold ending
+        # column 0 holds the gold ending
+        target = torch.zeros(batch, dtype=torch.long, device=where)
         self.net.train()
         for _ in range(self.epochs):
             order = rng.permutation(n)
             for at in range(0, n, batch):
                 q = questions[order[at : at + batch]]  # (b, k)
-                x = torch.from_numpy(_trim(ids[q.reshape(-1)]))  # (b k, L)
-                logits = self.net(x).view(len(q), k)  # (b, k)
-                loss = torch.nn.functional.cross_entropy(logits, target[: len(q)])
+                x = torch.from_numpy(_trim(ids[q.reshape(-1)])).to(where)  # (b k, L)
+                with autocast(where, precision):
+                    logits = self.net(x).view(len(q), k)  # (b, k)
+                    loss = torch.nn.functional.cross_entropy(logits, target[: len(q)])
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -233,19 +262,26 @@ class _TorchMember:
     def scores(self, table: EndingTable, rows: np.ndarray) -> np.ndarray:
         import torch
 
+        from dpc_device import autocast
+
+        where, precision = self._precision()
         ids, _ = self._ids(table)
         out = []
-        with torch.no_grad():
+        with torch.no_grad(), autocast(where, precision):
             for at in range(0, len(rows), 1024):
-                out.append(self.net(torch.from_numpy(_trim(ids[rows[at : at + 1024]]))).numpy())
+                x = torch.from_numpy(_trim(ids[rows[at : at + 1024]])).to(where)  # (n, L)
+                out.append(self.net(x).float().cpu().numpy())  # (n,)
         return np.concatenate(out) if out else np.zeros(0)
 
 
 class Committee:
     """The members named in ``members`` (of :data:`MODELS`), trained on questions whose first
-    column is the gold ending's row of an :class:`EndingTable`."""
+    column is the gold ending's row of an :class:`EndingTable`; the torch members on ``device``
+    under autocast in ``dtype`` (module notes; default the CPU in float32)."""
 
-    def __init__(self, members: Sequence[str] = MODELS, seed: int = 0) -> None:
+    def __init__(self, members: Sequence[str] = MODELS, seed: int = 0, *,
+                 device: str | torch.device | None = None,
+                 dtype: str | torch.dtype | None = None) -> None:
         unknown = [m for m in members if m not in MODELS]
         if unknown or not members:
             from tasks.errors import TaskError
@@ -253,7 +289,8 @@ class Committee:
             raise TaskError(f"committee members {list(members)!r}: each must be one of "
                             f"{', '.join(MODELS)}")
         self.members: dict[str, Any] = {
-            m: _SklearnMember(m, seed) if m in ("mlp", "bow") else _TorchMember(m, seed)
+            m: _SklearnMember(m, seed) if m in ("mlp", "bow")
+            else _TorchMember(m, seed, device=device, dtype=dtype)
             for m in members}
 
     def fit(self, table: EndingTable, questions: np.ndarray) -> Committee:

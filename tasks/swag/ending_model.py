@@ -26,6 +26,10 @@ effect, class ``CPE``) and read by the trainer's ``paper-effect`` variant, so th
 ``"effect: {context}"`` (:func:`context_input`) and writes the ending; no trainer code changes.
 :func:`ending_prompt` gives the right input for either kind of model.
 
+Both train on ``device=`` with the forward passes under autocast in ``dtype=`` (the trainers'
+:mod:`dpc_device` rules; default the CPU in float32); :func:`load_ending_model` places the model
+it loads (:func:`dpc_device.place`).
+
 The bert2bert's vocabulary is uncased WordPiece: its endings are lower-case with WordPiece
 spacing. Every ending that enters a dataset (gold or sampled) goes through the same tokenizer
 round trip (:func:`normalise_ending`) so that case and spacing tell nothing.
@@ -45,11 +49,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from causal_mining.shards import write_json
 from dpc_files import check_output_folder
 from tasks.errors import TaskError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "POOL_PER_MILLE",
@@ -203,31 +210,40 @@ def is_ending_adapter(folder: str | Path) -> bool:
         return False
 
 
-def load_ending_model(spec: str | Path = BUNDLED_ENDING_MODEL) -> tuple[Any, Any]:
+def load_ending_model(spec: str | Path = BUNDLED_ENDING_MODEL, *,
+                      device: str | torch.device | None = None,
+                      dtype: str | torch.dtype | None = None) -> tuple[Any, Any]:
     """``(model, tokenizer)`` of an ending model: a ``dpc swag train-endings`` LoRA folder (the
     adapter merged into its base; never unpickled; by default the bundled one), or whatever
     :func:`train.models.resolve_generator` accepts (``"bundled"``, a pretrained name, a
-    model folder such as the bert2bert's ``OUT/run/model``)."""
+    model folder such as the bert2bert's ``OUT/run/model``). The model is loaded in float32 on
+    the CPU, then moved to ``device`` with its weights cast to ``dtype``
+    (:func:`dpc_device.place`; ``None``: left as loaded); sampling and scoring follow
+    ``model.device``."""
     import json
 
+    from dpc_device import place
     from train.models import resolve_generator
 
     if is_ending_adapter(spec):
         from train.lora import load_merged
 
         config = json.loads((Path(spec) / MARKER).read_text(encoding="utf-8"))
-        return load_merged(config["base"], Path(spec) / ADAPTER_FILE, config["r"],
-                           config["alpha"])
-    loaded = resolve_generator(spec)
-    return loaded.model, loaded.tokenizer
+        model, tokenizer = load_merged(config["base"], Path(spec) / ADAPTER_FILE, config["r"],
+                                       config["alpha"])
+    else:
+        loaded = resolve_generator(spec)
+        model, tokenizer = loaded.model, loaded.tokenizer
+    return place(model, device, dtype), tokenizer
 
 
 def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
                        base: str = DEFAULT_BASE, init_from: str | Path | None = None,
                        max_minutes: float = 12.0, max_steps: int = 100_000,
                        batch_size: int | None = None, lr: float | None = None,
-                       epochs: float = 1.0, seed: int = 0,
-                       progress: bool = True) -> dict[str, Any]:
+                       epochs: float = 1.0, seed: int = 0, progress: bool = True,
+                       device: str | torch.device | None = None,
+                       dtype: str | torch.dtype | None = None) -> dict[str, Any]:
     """Fine-tune the ending model on the gold endings of ``items`` (resumable: run it again
     with the same ``out`` and a larger budget to continue).
 
@@ -238,11 +254,20 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     ``OUT/bank.tsv`` is the training data, ``OUT/run/`` the trainer's folder,
     ``OUT/run/model/`` the best model by dev loss. Returns the summary, also written to
     ``OUT/swag_endings.json``.
+
+    It trains on ``device`` (``None``: the CPU) with the forward passes under autocast in
+    ``dtype`` (:func:`dpc_device.resolve_dtype` for training: by default bfloat16 on CUDA,
+    float32 on the CPU); weights and checkpoints stay float32, so a run resumes on any device.
+    Both are checked before ``out`` is written.
     """
+    from dpc_device import resolve_device, resolve_dtype
+
+    where = resolve_device(device if device is not None else "cpu")
+    resolve_dtype(dtype, where, training=True)  # float16 refused before anything is written
     if base != "bundled":
         return _train_lora(items, out, base=base, max_minutes=max_minutes,
                            batch_size=batch_size or 8, lr=lr or 5e-4, epochs=epochs, seed=seed,
-                           progress=progress)
+                           progress=progress, device=where, dtype=dtype)
     batch_size, lr = batch_size or 32, lr or 1e-4
     from dataclasses import asdict
 
@@ -263,7 +288,7 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
         max_minutes=max_minutes, eval_every=100, checkpoint_every=50, patience=4,
         dev_examples=2000, max_source_tokens=96, max_target_tokens=40, max_words=CONTEXT_WORDS,
         seed=seed, init_from=start, progress=progress)
-    result = asdict(train_generator(options))
+    result = asdict(train_generator(options, device=where, dtype=dtype))
     result["bank"] = counts
     write_json(marker, result)
     return result
@@ -271,7 +296,8 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
 
 def _train_lora(items: Iterable[ContextItem], out: str | Path, *, base: str, max_minutes: float,
                 batch_size: int, lr: float, epochs: float, seed: int,
-                progress: bool) -> dict[str, Any]:
+                progress: bool, device: torch.device,
+                dtype: str | torch.dtype | None) -> dict[str, Any]:
     """The LoRA ending model (see :func:`train_ending_model`)."""
     import math
 
@@ -295,7 +321,7 @@ def _train_lora(items: Iterable[ContextItem], out: str | Path, *, base: str, max
     if finished is not None:
         return finished
     summary = train_lora(train, folder, options, base, files=files, dev=dev,
-                         desc="training ending model")
+                         desc="training ending model", device=device, dtype=dtype)
     summary["examples"] = counts
     for when in ("before", "after"):
         loss = summary.get(f"dev_loss_{when}")

@@ -23,7 +23,7 @@ def test_aflite_command_writes_kept_items_and_report(tiny_encoder: Path, winogra
     out = tmp_path / "out"
     argv = [str(winogrande_file), "--format", "winogrande", "--out", str(out), "--encoder",
             str(tiny_encoder), "--finetune", "0", "--n", "8", "--m", "12", "--k", "3",
-            "--no-figure"]
+            "--no-figure", "--device", "cpu"]
     status, stdout, _ = run(capsys, *argv)
     assert status == 0, stdout
     report = json.loads((out / "report.json").read_text())
@@ -45,6 +45,23 @@ def test_aflite_command_writes_kept_items_and_report(tiny_encoder: Path, winogra
     assert status == 0
     assert json.loads((plain / "report.json").read_text())["aflite"]["parameters"][
         "stop_at_chance"] is False
+
+
+def test_fine_tuning_on_the_cpu_and_a_dtype_with_its_own_cache(
+        tiny_encoder: Path, winogrande_file: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    argv = [str(winogrande_file), "--format", "winogrande", "--encoder", str(tiny_encoder),
+            "--finetune", "8", "--max-length", "32", "--n", "8", "--m", "12", "--k", "3",
+            "--no-figure", "--cache", str(cache), "--device", "cpu"]
+    status, stdout, err = run(capsys, *argv, "--out", str(tmp_path / "f32"))
+    assert status == 0, err
+    report = json.loads((tmp_path / "f32" / "report.json").read_text())
+    assert report["finetuned_on"] == 8 and report["embedded"] == 32
+    # bfloat16 autocast gives other embeddings: a cache entry of its own beside float32's
+    status, _, err = run(capsys, *argv, "--out", str(tmp_path / "bf16"), "--dtype", "bfloat16")
+    assert status == 0, err
+    assert len([p for p in cache.iterdir() if p.is_dir()]) == 2
 
 
 @pytest.mark.parametrize("extra, words", [

@@ -37,6 +37,20 @@ def test_pretrained_embeddings_are_cached(tiny_encoder: Path, winogrande_file: P
                         tmp_path)
 
 
+def test_a_dtype_other_than_float32_is_part_of_the_cache_key(tiny_encoder: Path,
+                                                             winogrande_file: Path) -> None:
+    import torch
+
+    inst = load_instances(winogrande_file, "winogrande")
+    options = EmbeddingOptions(encoder=str(tiny_encoder), finetune=0)
+    plain = embeddings.cache_key(inst, options)
+    # float32 is the key every run had before there was a --dtype
+    assert embeddings.cache_key(inst, options, "float32") == plain
+    assert embeddings.cache_key(inst, options, torch.float32) == plain
+    half = embeddings.cache_key(inst, options, torch.bfloat16)
+    assert half != plain and half == embeddings.cache_key(inst, options, "bfloat16")
+
+
 def test_an_interrupted_run_resumes_at_the_next_chunk(tiny_encoder: Path, winogrande_file: Path,
                                                       tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:

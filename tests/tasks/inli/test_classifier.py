@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 import cli
 from dpc_errors import DpcError
@@ -66,7 +67,7 @@ def test_classifier_learns_and_eval_prints_the_table(trained: Path, capsys) -> N
     result = evaluate(clf, rows)
     assert result.overall >= 0.6, result  # chance is 0.25; the label words are learnable
     assert cli.main(["inli", "eval", str(trained / "train.csv"), "--model",
-                     str(trained / "model")]) == 0
+                     str(trained / "model"), "--device", "cpu"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1] == f"overall {result.overall:.3f} implied {result.implied:.3f}"
     assert any(line.startswith("  circa") for line in out)
@@ -84,7 +85,7 @@ def test_predict_json_lines(trained: Path, tmp_path: Path, capsys) -> None:
                    + json.dumps({"premise": "", "hypothesis": "x"}) + "\n")
     out = tmp_path / "out.jsonl"
     assert cli.main(["inli", "predict", "--model", str(trained / "model"), "--input", str(src),
-                     "--out", str(out)]) == 0
+                     "--out", str(out), "--device", "cpu"]) == 0
     assert "skipped 1 record" in capsys.readouterr().err
     record = json.loads(out.read_text())
     assert record["id"] == 7 and record["label"] in INLI_LABELS
@@ -93,6 +94,20 @@ def test_predict_json_lines(trained: Path, tmp_path: Path, capsys) -> None:
     assert cli.main(["inli", "predict", "--model", str(trained / "model"), "--input", str(src),
                      "--out", str(out)]) == 2
     assert "exists" in capsys.readouterr().err
+
+
+def test_train_command_on_the_cpu(tiny_encoder: Path, tmp_path: Path, capsys) -> None:
+    csv = write_csv(tmp_path / "train.csv", inli_rows(8))
+    out = tmp_path / "model"
+    assert cli.main(["inli", "train", "--out", str(out), "--train", str(csv), "--encoder",
+                     str(tiny_encoder), "--epochs", "1", "--batch-size", "16", "--max-length",
+                     "24", "--dev-fraction", "0.25", "--device", "cpu"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert f"saved {out} (premise+hypothesis)" in printed and printed[-1].startswith("steps 2,")
+    clf = InliClassifier.load(out, device="cpu", dtype="bfloat16")
+    assert {p.dtype for p in clf.model.parameters()} == {torch.bfloat16}  # place()d
+    probs = clf.probabilities(["Tom said the house was red."], ["Tom never saw the house."])
+    assert probs.dtype == np.float32 and abs(float(probs.sum()) - 1) < 1e-2
 
 
 def test_bad_input(tmp_path: Path, trained: Path, capsys) -> None:

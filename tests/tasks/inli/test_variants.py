@@ -106,7 +106,7 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
     assert cli.main(["inli", "variants", "--premise", "Anna said the house was red.",
                      "--implied", "Anna likes the red house.", "--labels", "explicit",
                      "--generator", model, "--json", "--max-new-tokens", "8",
-                     "--num-beams", "2"]) == 0
+                     "--num-beams", "2", "--device", "cpu"]) == 0
     record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert record["satisfied"] == {"explicit_entailment": True}
     assert "anna" in record["explicit_entailment"].lower()
@@ -128,3 +128,24 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
         assert cli.main(["inli", "variants", *argv]) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and word in err[0], (argv, err)
+
+
+def test_cli_trains_on_the_cpu(tiny_lm: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    import functools
+
+    import tasks.inli.variants as variants
+
+    # the command trains SmolLM2-135M; here the tiny LM, with a small adapter
+    monkeypatch.setattr(variants, "GeneratorTrainOptions", functools.partial(
+        GeneratorTrainOptions, base=str(tiny_lm), r=2, alpha=4, progress=False))
+    src = write_csv(tmp_path / "train.csv", inli_rows(4))
+    out = tmp_path / "gen"
+    assert cli.main(["inli", "variants", "--train", str(src), "--out", str(out),
+                     "--batch-size", "4", "--device", "cpu"]) == 0
+    summary = json.loads(capsys.readouterr().out.split(": ", 1)[1])
+    assert summary["steps"] == 3  # 4 premises x 3 labels, batches of 4
+    assert cli.main(["inli", "variants", "--premise", "Anna said the house was red.",
+                     "--implied", "Anna likes the red house.", "--labels", "neutral",
+                     "--generator", str(out), "--json", "--max-new-tokens", "4",
+                     "--num-beams", "2", "--device", "cpu", "--dtype", "bfloat16"]) == 0
+    assert "neutral" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -1,4 +1,5 @@
-"""``dpc swag``: bad input is one line and exit status 2; filter writes a loadable dataset."""
+"""``dpc swag``: bad input is one line and exit status 2; filter writes a loadable dataset; the
+ending model trains and samples with ``--device cpu``."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_filter_writes_items_report_and_curve(tmp_path, capsys):
     folder = _pool(tmp_path / "pool", n=40, short=(5,))
     out = tmp_path / "af.jsonl"
     status = main(["swag", "filter", str(folder), "--out", str(out), "--iterations", "2",
-                   "--cheap-iterations", "2"])
+                   "--cheap-iterations", "2", "--device", "cpu"])  # the CNN and BiLSTM too
     captured = capsys.readouterr()
     assert status == 0, captured.err
     assert "fewer than k=3" in captured.err
@@ -49,3 +50,35 @@ def test_filter_writes_items_report_and_curve(tmp_path, capsys):
     assert (folder / "af_curve.png").stat().st_size > 10_000
     assert main(["swag", "filter", str(folder), "--out", str(out), "--iterations", "2",
                  "--cheap-iterations", "2"]) == 2  # the output exists: no --overwrite
+
+
+def test_train_endings_and_oversample_on_the_cpu(tmp_path, tiny_lm, capsys):
+    from safetensors.torch import load_file
+
+    from tasks.swag.ending_model import ADAPTER_FILE, train_ending_model
+    from tasks.swag.oversample import read_pool
+
+    data = tmp_path / "ctx.jsonl"
+    rows = [{"ind": i, "ctx": f"the man walks to the car number {i} and he",
+             "endings": ["throws a ball far .", "opens the door ."], "label": 1}
+            for i in range(12)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    model = tmp_path / "endings"
+    assert main(["swag", "train-endings", str(data), "--out", str(model), "--base", str(tiny_lm),
+                 "--device", "cpu"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] >= 1
+    # --device cpu trains exactly as the Python API always did (no device, no autocast)
+    items = read_multiple_choice(data)
+    train_ending_model(items, tmp_path / "api", base=str(tiny_lm), progress=False)
+    cli_adapter, api_adapter = (load_file(folder / ADAPTER_FILE)
+                                for folder in (model, tmp_path / "api"))
+    assert cli_adapter.keys() == api_adapter.keys()
+    assert all(cli_adapter[k].equal(api_adapter[k]) for k in cli_adapter)
+
+    pool = tmp_path / "pool"
+    assert main(["swag", "oversample", str(data), "--out", str(pool), "--model", str(model),
+                 "--limit", "2", "--per-context", "2", "--max-new-tokens", "4",
+                 "--max-rounds", "1", "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["contexts_in_pool"] == 2
+    assert [e.ind for e in read_pool(pool)] == [0, 1]

@@ -33,6 +33,22 @@ def test_each_member_learns_an_easy_cue(member):
     assert accuracy[member] > 0.9 and accuracy["ensemble"] == accuracy[member]
 
 
+@pytest.mark.parametrize("member", ["cnn", "lstm"])
+def test_torch_members_on_a_device_under_autocast(member):
+    import torch
+
+    table, q = _table(80, np.random.default_rng(0))
+    plain = Committee([member], seed=0).fit(table, q[:60])
+    cpu = Committee([member], seed=0, device="cpu").fit(table, q[:60])
+    rows = q[60:].reshape(-1)
+    # device="cpu" is what the committee always did: the same scores bit for bit
+    assert np.array_equal(cpu.scores(table, rows)[member], plain.scores(table, rows)[member])
+    half = Committee([member], seed=0, device="cpu", dtype="bfloat16").fit(table, q[:60])
+    assert {p.dtype for p in half.members[member].net.parameters()} == {torch.float32}
+    scores = half.scores(table, rows)[member]
+    assert scores.dtype == np.float32 and half.accuracy(table, q[60:])[member] > 0.9
+
+
 def test_ensemble_is_the_sum_of_logits():
     table, q = _table(40, np.random.default_rng(1))
     committee = Committee(["mlp", "bow"], seed=0).fit(table, q[:30])
