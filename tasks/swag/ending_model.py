@@ -47,7 +47,7 @@ round trip (:func:`normalise_ending`) so that case and spacing tell nothing.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -157,19 +157,27 @@ def build_bank(items: Iterable[ContextItem], path: Path) -> dict[str, int]:
 
     counts = {"written": 0, "pool": 0, "short": 0}
     pairs = []
-    for item in items:
-        gold = item.endings[item.label]
-        if len(item.ctx.split()) < 2 or len(gold.split()) < 2:
-            counts["short"] += 1
-            continue
-        if context_split(item.ctx) == "pool":
-            counts["pool"] += 1
-            continue
+    for item, gold in _lm_golds(items, counts):
         ctx = context_input(item.ctx)[len("effect: "):]
-        pairs.append(CausalPair(ctx, " ".join(gold.split()), "swag-gold", "CPE", "CAUSE",
+        pairs.append(CausalPair(ctx, gold, "swag-gold", "CPE", "CAUSE",
                                 f"hellaswag:{item.ind}", ctx))
     counts["written"] = write_pairs(path, pairs)
     return counts
+
+
+def _lm_golds(items: Iterable[ContextItem], counts: dict[str, int]
+              ) -> Iterator[tuple[ContextItem, str]]:
+    """``(item, gold ending with its spaces normalised)`` of the ``"lm"`` contexts of ``items``;
+    counts the contexts kept out in ``counts["pool"]`` and those whose context or gold is under
+    2 words in ``counts["short"]``."""
+    for item in items:
+        gold = " ".join(item.endings[item.label].split())
+        if len(item.ctx.split()) < 2 or len(gold.split()) < 2:
+            counts["short"] += 1
+        elif context_split(item.ctx) == "pool":
+            counts["pool"] += 1
+        else:
+            yield item, gold
 
 
 def lora_examples(items: Iterable[ContextItem]) -> tuple[list[tuple[str, str]],
@@ -182,14 +190,7 @@ def lora_examples(items: Iterable[ContextItem]) -> tuple[list[tuple[str, str]],
     train: list[tuple[str, str]] = []
     dev: list[tuple[str, str]] = []
     counts = {"train": 0, "dev": 0, "pool": 0, "short": 0}
-    for item in items:
-        gold = " ".join(item.endings[item.label].split())
-        if len(item.ctx.split()) < 2 or len(gold.split()) < 2:
-            counts["short"] += 1
-            continue
-        if context_split(item.ctx) == "pool":
-            counts["pool"] += 1
-            continue
+    for item, gold in _lm_golds(items, counts):
         key = " ".join(item.ctx.split())
         part = dev if split_of(key, DEV_PER_MILLE, 0) == "dev" else train
         part.append((causal_prompt(item.ctx), gold))

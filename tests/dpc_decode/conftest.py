@@ -34,6 +34,30 @@ def plan_need_only(monkeypatch):
     batch._automaton.cache_clear()
 
 
+@pytest.fixture
+def step_rows(monkeypatch):
+    """The number of rows of every model step (``ModelRunner.step``) from here on, as a list the
+    test may clear; ``step_rows.full_batch()`` makes the runner unable to shrink its batch
+    (``ModelRunner.select`` refuses), the reference an optimisation must match."""
+    from dpc_decode.model_runner import ModelRunner
+
+    sizes = _StepRows()
+    step = ModelRunner.step
+
+    def counting_step(self, tokens):
+        sizes.append(tokens.shape[0])
+        return step(self, tokens)
+
+    monkeypatch.setattr(ModelRunner, "step", counting_step)
+    sizes.full_batch = lambda: monkeypatch.setattr(ModelRunner, "select",
+                                                   lambda self, index: False)
+    return sizes
+
+
+class _StepRows(list):
+    full_batch: object
+
+
 def tiny_t5(vocab: int = 40, seed: int = 0) -> T5ForConditionalGeneration:
     torch.manual_seed(seed)
     cfg = T5Config(vocab_size=vocab, d_model=32, d_ff=64, d_kv=8, num_heads=4, num_layers=2,

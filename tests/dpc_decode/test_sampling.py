@@ -66,25 +66,16 @@ def test_bad_sampling_options(kwargs, message):
         sample(tiny_t5(), None, [[5]], **kwargs)
 
 
-def test_finished_rows_leave_the_batch_without_changing_the_draws(family, monkeypatch):
+def test_finished_rows_leave_the_batch_without_changing_the_draws(family, step_rows):
     """Compacting finished rows out of the model's batch is an optimisation only: the same
     seed gives the same samples with it and without it (a runner that cannot shrink)."""
-    from dpc_decode.model_runner import ModelRunner
-
     model = family[1]()
-    sizes: list[int] = []
-    step = ModelRunner.step
-
-    def counting_step(self, tokens):
-        sizes.append(tokens.shape[0])
-        return step(self, tokens)
-
-    monkeypatch.setattr(ModelRunner, "step", counting_step)
+    sizes = step_rows
     args = ([[5, 6], [10, 11, 12]], None)
     kwargs = {"num_samples": 12, "max_new_tokens": 40, "seed": 4, "banned": [[11]]}
     compacted = sample(model, None, *args, **kwargs)
     assert min(sizes) < max(sizes) == 24  # rows left the batch as they finished
-    monkeypatch.setattr(ModelRunner, "select", lambda self, index: False)
+    sizes.full_batch()
     sizes.clear()
     full = sample(model, None, *args, **kwargs)
     assert set(sizes) == {24}

@@ -242,20 +242,11 @@ def test_against_exhaustive_search(build, feasible):
     assert found >= 0.5 * cases
 
 
-def test_done_inputs_leave_the_batch_without_changing_the_outputs(family, monkeypatch):
+def test_done_inputs_leave_the_batch_without_changing_the_outputs(family, step_rows):
     """Dropping the beams of finished inputs from the model's batch is an optimisation only: the
     outputs are those of a runner that cannot shrink (every input runs to the last step)."""
-    from dpc_decode.model_runner import ModelRunner
-
     model = family[1]()
-    sizes: list[int] = []
-    step = ModelRunner.step
-
-    def counting_step(self, tokens):
-        sizes.append(tokens.shape[0])
-        return step(self, tokens)
-
-    monkeypatch.setattr(ModelRunner, "step", counting_step)
+    sizes = step_rows
     prompts = [[5, 6], [10, 11, 12], [7], [20, 21], [30, 3, 4], [8]]
     sets = [[[7], [8, 9]], [[20]], [[5]], [[12], [13]], [[14]], [[9, 10]]]
 
@@ -277,7 +268,7 @@ def test_done_inputs_leave_the_batch_without_changing_the_outputs(family, monkey
         if min(sizes) < max(sizes):
             break
     assert min(sizes) < max(sizes) == 18  # finished inputs left the batch
-    monkeypatch.setattr(ModelRunner, "select", lambda self, index: False)
+    sizes.full_batch()
     sizes.clear()
     full = run(bias)
     assert set(sizes) == {18}
