@@ -40,8 +40,10 @@ from tasks.inli.variants import (
 )
 
 #: constrained: keep-sets, no copy of the implied entailment, no negation in contradictions;
-#: keep-only: keep-sets and no copy, negation allowed.
-MODES = ("constrained", "unconstrained", "keep-only")
+#: keep-only: keep-sets and no copy, negation allowed; "-rerank": the same search, the output
+#: chosen among its beams by the generator's label posterior (``rerank="label"``).
+MODES = ("constrained", "unconstrained", "keep-only", "constrained-rerank",
+         "unconstrained-rerank", "keep-only-rerank")
 
 
 def generate(args: argparse.Namespace, rows: list, modes: list[str]) -> None:
@@ -64,9 +66,11 @@ def generate(args: argparse.Namespace, rows: list, modes: list[str]) -> None:
             if done[mode] > k:
                 continue
             t = time.monotonic()
+            base = mode.removesuffix("-rerank")
             vs = gen.generate([r.premise for r, _ in flat], [r.implied_entailment for r, _ in flat],
-                              [lab for _, lab in flat], constrained=mode != "unconstrained",
-                              ban_negation=mode == "constrained",
+                              [lab for _, lab in flat], constrained=base != "unconstrained",
+                              ban_negation=base == "constrained",
+                              rerank="label" if mode.endswith("-rerank") else "none",
                               num_beams=args.num_beams, max_new_tokens=args.max_new_tokens)
             with open(paths[mode], "a", encoding="utf-8") as out:
                 for i, r in enumerate(part):

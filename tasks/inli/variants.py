@@ -21,6 +21,14 @@ leaning on "not". Constrained decoding also bans the implied entailment itself a
 (:func:`copy_ban`): a variant is an *edit*, and a word-for-word copy (which the classifier, rightly,
 calls an implied entailment) cannot be written; a one-word edit still can.
 
+Choosing among the beams (``rerank="label"``, ``--rerank label``): the beam's best output is the
+likeliest text *for the prompt*, and a near-copy of the implied entailment is likely under every
+label's prompt. With the label rerank the search returns all its beams and the generator itself
+reads each one under the three label prompts; the output kept is the one whose label the
+generator is surest of, ``log p(text | label) - log sum_l p(text | l)`` (Bayes' rule with equal
+priors; :func:`label_log_posteriors`), among the outputs that meet the constraints when any does.
+No classifier is involved: the classifier that judges agreement is not the one that chooses.
+
 Devices (:mod:`dpc_device`): :func:`train_generator` trains on ``device=`` under autocast in
 ``dtype=`` (training rules: weights float32, default bfloat16 on CUDA, float32 on the CPU);
 :meth:`VariantGenerator.load` moves the merged model to ``device=`` with its weights cast to
@@ -62,7 +70,8 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["GENERATED_LABELS", "NEGATION_BANS", "GeneratorTrainOptions", "Variant", "VariantGenerator",
-           "add_variants_arguments", "copy_ban", "keep_constraints", "negated", "parse_labels", "prompt",
+           "RERANKS", "add_variants_arguments", "copy_ban", "keep_constraints",
+           "label_log_posteriors", "negated", "parse_labels", "prompt",
            "train_generator", "word_edit_distance"]
 
 #: The labels a variant can have (the implied entailment is the input).
@@ -70,6 +79,8 @@ GENERATED_LABELS = ("explicit_entailment", "neutral", "contradiction")
 PROMPT_NAMES = {"explicit_entailment": "Explicit entailment", "neutral": "Neutral",
                 "contradiction": "Contradiction"}
 SHORT = {"explicit": "explicit_entailment", "implied": "implied_entailment"}
+#: How a variant is chosen among the beam search's outputs (module notes).
+RERANKS = ("none", "label")
 #: Banned in constrained contradictions: negation words and contractions.
 NEGATION_BANS = ("not", "Not", "never", "Never", "no", "No", "nobody", "nothing", "'t",
                  "cannot")
@@ -224,6 +235,8 @@ class Variant:
     satisfied: bool | None
     constrained: bool
     score: float
+    #: ``rerank="label"``: log p(label | text) under the generator (:func:`label_log_posteriors`)
+    label_log_posterior: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -265,16 +278,20 @@ class VariantGenerator:
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
                  constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
-                 num_beams: int = 4, max_new_tokens: int = 40,
+                 num_beams: int = 4, max_new_tokens: int = 40, rerank: str = "none",
                  batch_size: int = 16) -> list[Variant]:
         """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
         entailment's people and one of its key nouns are kept, a word-for-word copy of it is
-        banned (``ban_copy``), and contradictions ban negation (``ban_negation``)."""
+        banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
+        (:data:`RERANKS`): ``"none"`` keeps the beam's best output, ``"label"`` the output whose
+        label the generator is surest of (module notes)."""
         from dpc_decode import TokenizeOptions
         from dpc_decode import generate as dpc_generate
 
         if not len(premises) == len(implied) == len(labels):
             raise TaskError("premises, implied entailments and labels differ in number")
+        if rerank not in RERANKS:
+            raise TaskError(f"rerank {rerank!r}: use one of {', '.join(RERANKS)}")
         prompts = [prompt(p, h, lab) for p, h, lab in zip(premises, implied, labels)]
         sets = [keep_constraints(h).sets() if constrained else [] for h in implied]
         bans = [([copy_ban(h)] if constrained and ban_copy and copy_ban(h) else [])
@@ -285,11 +302,70 @@ class VariantGenerator:
         outs = dpc_generate(
             self.model, self.tokenizer, prompts, sets if any(sets) else None,
             banned=bans if any(bans) else None, tokenize=TokenizeOptions(whole_word=True),
-            num_beams=num_beams, num_return_sequences=1, max_new_tokens=max_new_tokens,
-            eos_token_id=self.eos, batch_size=batch_size, generation_config=None)
-        return [Variant(label, " ".join(out[0].text.split("\n")[0].split()),
-                        out[0].satisfied if set_ else None, constrained, float(out[0].score))
-                for label, set_, out in zip(labels, sets, outs)]
+            num_beams=num_beams, num_return_sequences=num_beams if rerank == "label" else 1,
+            max_new_tokens=max_new_tokens, eos_token_id=self.eos, batch_size=batch_size,
+            generation_config=None)
+        if rerank == "none":
+            return [Variant(label, _first_line(out[0].text), out[0].satisfied if set_ else None,
+                            constrained, float(out[0].score))
+                    for label, set_, out in zip(labels, sets, outs)]
+        candidates = []
+        for set_, out in zip(sets, outs):
+            # the outputs that meet the constraints (when any does), distinct, non-empty
+            kept = [o for o in out if o.satisfied] if set_ and any(o.satisfied for o in out) \
+                else list(out)
+            texts = {_first_line(o.text): o for o in kept if _first_line(o.text)}
+            candidates.append(list(texts.items()) or [(_first_line(out[0].text), out[0])])
+        posteriors = label_log_posteriors(
+            self, [(p, h, lab, text) for p, h, lab, cands in
+                   zip(premises, implied, labels, candidates) for text, _ in cands],
+            batch_size=batch_size)
+        variants, at = [], 0
+        for label, set_, cands in zip(labels, sets, candidates):
+            mine = posteriors[at:at + len(cands)]
+            at += len(cands)
+            best = max(range(len(cands)), key=lambda j: (mine[j], -j))  # ties: the beam's order
+            text, o = cands[best]
+            variants.append(Variant(label, text, o.satisfied if set_ else None, constrained,
+                                    float(o.score), round(mine[best], 4)))
+        return variants
+
+
+def _first_line(text: str | None) -> str:
+    """The variant an output holds: its first line, spaces normalised."""
+    return " ".join((text or "").split("\n")[0].split())
+
+
+def label_log_posteriors(generator: VariantGenerator,
+                         items: Sequence[tuple[str, str, str, str]], *,
+                         batch_size: int = 16) -> list[float]:
+    """For each ``(premise, implied, label, text)``, ``log p(label | text)`` under the generator
+    with equal label priors: ``log p(text | label) - logsumexp_l log p(text | l)`` over
+    :data:`GENERATED_LABELS`, each ``p(text | l)`` the generator's probability of writing
+    ``text`` and its line break after ``prompt(premise, implied, l)``. 0 is certain, and
+    ``log(1/3)`` is no preference."""
+    import math
+
+    from train.metrics import causal_log_probs
+
+    if not items:
+        return []
+    for _, _, label, _ in items:
+        if label not in GENERATED_LABELS:
+            raise TaskError(f"label {label!r}: a variant's label is one of "
+                            f"{', '.join(GENERATED_LABELS)}")
+    requests = [(prompt(p, h, lab), text) for p, h, _, text in items for lab in GENERATED_LABELS]
+    log_probs = causal_log_probs(generator.model, generator.tokenizer,
+                                 [r[0] for r in requests], [r[1] for r in requests],
+                                 end_id=generator.eos[-1], batch_size=batch_size)
+    out = []
+    k = len(GENERATED_LABELS)
+    for i, (_, _, label, _) in enumerate(items):
+        lp = log_probs[i * k:(i + 1) * k]
+        top = max(lp)
+        norm = top + math.log(sum(math.exp(x - top) for x in lp))
+        out.append(lp[GENERATED_LABELS.index(label)] - norm)
+    return out
 
 
 # ----------------------------------------------------------------------------- training
@@ -369,6 +445,9 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-copy", action="store_true",
                    help="do not ban a word-for-word copy of the implied entailment")
     p.add_argument("--num-beams", type=int, default=4)
+    p.add_argument("--rerank", choices=RERANKS, default="none",
+                   help="none: the beam's best output; label: of the beams' outputs, the one "
+                   "whose label the generator is surest of")
     p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.add_argument("--train", default=None, metavar="CSV",
@@ -437,8 +516,8 @@ def variants_command(args: argparse.Namespace) -> int:
             [items[i][1] for i, _ in flat], [items[i][2] for i, _ in flat],
             [lab for _, lab in flat], constrained=not args.unconstrained,
             ban_negation=not args.allow_negation, ban_copy=not args.allow_copy,
-            num_beams=args.num_beams,
-            max_new_tokens=args.max_new_tokens)
+            num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
+            rerank=args.rerank)
     except DpcError as err:
         return _fail(err)
     records = []

@@ -15,6 +15,7 @@ from tasks.inli.variants import (
     VariantGenerator,
     copy_ban,
     keep_constraints,
+    label_log_posteriors,
     negated,
     parse_labels,
     satisfied,
@@ -101,12 +102,55 @@ def test_constrained_decoding_bans_a_copy_of_the_implied_entailment(generator: P
     assert calls[-1] is None
 
 
+def test_label_rerank_keeps_the_beam_the_generator_is_surest_of(generator: Path) -> None:
+    import math
+
+    gen = VariantGenerator.load(generator / "model")
+    premises = ["Robbie said the house was red.", "Anna left early."]
+    implied = ["Robbie likes the red house.", "Anna was tired of the party."]
+    labels = ["contradiction", "neutral"]
+    # the posteriors of one text over the three labels are a distribution
+    text = "Robbie hates the red house."
+    post = label_log_posteriors(gen, [(premises[0], implied[0], lab, text) for lab in
+                                      ("explicit_entailment", "neutral", "contradiction")])
+    assert sum(math.exp(x) for x in post) == pytest.approx(1.0, abs=1e-4)
+    best = gen.generate(premises, implied, labels, num_beams=3, max_new_tokens=8)
+    chosen = gen.generate(premises, implied, labels, num_beams=3, max_new_tokens=8,
+                          rerank="label")
+    assert [v.label for v in chosen] == labels and all(v.label_log_posterior is None
+                                                       for v in best)
+    for v, p, h in zip(chosen, premises, implied):
+        assert v.label_log_posterior is not None and v.label_log_posterior <= 0
+        # it is the posterior of the text kept, and no other beam output of the search beats it
+        assert v.label_log_posterior == pytest.approx(
+            label_log_posteriors(gen, [(p, h, v.label, v.text)])[0], abs=1e-3)
+    # unconstrained, the kept output is the best of every beam output by the posterior
+    import dpc_decode
+    free = gen.generate(premises[1:], implied[1:], labels[1:], constrained=False, num_beams=3,
+                        max_new_tokens=8, rerank="label")[0]
+    outs = dpc_decode.generate(gen.model, gen.tokenizer,
+                               [f"Premise: {premises[1]}\nImplied: {implied[1]}\nNeutral:"],
+                               None, num_beams=3, num_return_sequences=3, max_new_tokens=8,
+                               eos_token_id=gen.eos, generation_config=None)[0]
+    texts = [" ".join(o.text.split("\n")[0].split()) for o in outs]
+    scores = label_log_posteriors(gen, [(premises[1], implied[1], "neutral", t) for t in texts
+                                        if t])
+    assert scores.index(max(scores)) > 0  # here the beam's best is not the one kept
+    assert free.label_log_posterior == pytest.approx(max(scores), abs=1e-3)
+    assert free.text in texts
+    assert chosen[0].satisfied is True  # among the outputs that meet the constraints
+    with pytest.raises(DpcError, match="rerank 'best'"):
+        gen.generate(premises, implied, labels, rerank="best")
+    with pytest.raises(DpcError, match="label 'implied_entailment'"):
+        label_log_posteriors(gen, [("p", "h", "implied_entailment", "t")])
+
+
 def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
     model = str(generator / "model")
     assert cli.main(["inli", "variants", "--premise", "Anna said the house was red.",
                      "--implied", "Anna likes the red house.", "--labels", "explicit",
                      "--generator", model, "--json", "--max-new-tokens", "8",
-                     "--num-beams", "2", "--device", "cpu"]) == 0
+                     "--num-beams", "2", "--device", "cpu", "--rerank", "label"]) == 0
     record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert record["satisfied"] == {"explicit_entailment": True}
     assert "anna" in record["explicit_entailment"].lower()
