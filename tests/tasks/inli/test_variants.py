@@ -145,6 +145,34 @@ def test_label_rerank_keeps_the_beam_the_generator_is_surest_of(generator: Path)
         label_log_posteriors(gen, [("p", "h", "implied_entailment", "t")])
 
 
+def test_a_variant_is_one_sentence(generator: Path, monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    import dpc_decode
+    from tasks.inli.variants import _variant_text
+
+    gen = VariantGenerator.load(generator / "model")
+    period = gen.tokenizer(".", add_special_tokens=False).input_ids
+    assert gen.sentence_end == period and len(period) == 1
+    ends = []
+    real = dpc_decode.generate
+    monkeypatch.setattr(dpc_decode, "generate",
+                        lambda *a, **k: ends.append(k["eos_token_id"]) or real(*a, **k))
+    args = (["Robbie said the house was red."], ["Robbie likes the red house."], ["neutral"])
+    gen.generate(*args, num_beams=2, max_new_tokens=4)
+    gen.generate(*args, num_beams=2, max_new_tokens=4, one_sentence=False)
+    assert ends == [gen.eos + period, gen.eos]
+
+    def out(text: str, finished: bool) -> SimpleNamespace:
+        return SimpleNamespace(text=text, finished=finished)
+
+    assert _variant_text(out(" Robbie  hates the house", True)) == "Robbie hates the house."
+    assert _variant_text(out("Robbie hates the", False)) == "Robbie hates the"  # cut, not ended
+    assert _variant_text(out("Is it red?", True)) == "Is it red?"
+    assert _variant_text(out("Robbie left.\nThen", False)) == "Robbie left."
+    assert _variant_text(out("", True)) == ""
+
+
 def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
     model = str(generator / "model")
     assert cli.main(["inli", "variants", "--premise", "Anna said the house was red.",
