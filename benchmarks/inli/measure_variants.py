@@ -179,6 +179,24 @@ def markdown(res: dict) -> str:
     return "\n".join(lines)
 
 
+def examples_markdown(res: dict) -> str:
+    """The example premises: gold and each mode's variant, a table per premise."""
+    short = {"explicit_entailment": "explicit", "neutral": "neutral",
+             "contradiction": "contradiction"}
+    lines = []
+    for n, ex in enumerate(res["examples"], 1):
+        modes = [k for k in ex[GENERATED_LABELS[0]] if k != "gold"]
+        lines += [f"{n}. **Premise:** {ex['premise']}  ", f"   **Implied:** {ex['implied']}", "",
+                  "   | label | gold | " + " | ".join(modes) + " |",
+                  "   |---|---|" + "---|" * len(modes)]
+        for lab in GENERATED_LABELS:
+            cells = [ex[lab]["gold"], *(ex[lab][m] for m in modes)]
+            lines.append(f"   | {short[lab]} | " + " | ".join(c.replace("|", "/") for c in cells)
+                         + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--val", default=str(ROOT / ".." / "shared" / "data" / "inli" / "val.csv"))
@@ -205,6 +223,8 @@ def main() -> int:
         res = score(args, rows)
         Path(args.out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
         print(markdown(res))
+        print()
+        print(examples_markdown(res))
     return 0
 
 
