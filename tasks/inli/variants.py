@@ -319,11 +319,9 @@ class VariantGenerator:
         candidates = []
         for set_, out in zip(sets, outs):
             # distinct non-empty outputs, the finished ones that meet the constraints first
-            def rank(o: Any, set_: list = set_) -> int:
-                return (not o.finished) + 2 * (bool(set_) and not o.satisfied)
-
-            best = min(map(rank, out))
-            texts = {_variant_text(o): o for o in out if rank(o) == best and _variant_text(o)}
+            ranks = [(not o.finished) + 2 * (bool(set_) and not o.satisfied) for o in out]
+            texts = {_variant_text(o): o for o, r in zip(out, ranks) if r == min(ranks)}
+            texts.pop("", None)
             candidates.append(list(texts.items()) or [(_variant_text(out[0]), out[0])])
         posteriors = label_log_posteriors(
             self, [(p, h, lab, text) for p, h, lab, cands in
@@ -356,29 +354,33 @@ def label_log_posteriors(generator: VariantGenerator,
     with equal label priors: ``log p(text | label) - logsumexp_l log p(text | l)`` over
     :data:`GENERATED_LABELS`, each ``p(text | l)`` the generator's probability of writing
     ``text`` and its line break after ``prompt(premise, implied, l)``. 0 is certain, and
-    ``log(1/3)`` is no preference."""
-    import math
+    ``log(1/3)`` is no preference. Consecutive items of one premise and implied entailment (a
+    search's candidates) share each label's prompt, which is read once for all of them
+    (:func:`train.metrics.causal_log_probs`' shared-prompt path)."""
+    import itertools
+
+    import torch
 
     from train.metrics import causal_log_probs
 
-    if not items:
-        return []
     for _, _, label, _ in items:
         if label not in GENERATED_LABELS:
             raise TaskError(f"label {label!r}: a variant's label is one of "
                             f"{', '.join(GENERATED_LABELS)}")
-    requests = [(prompt(p, h, lab), text) for p, h, _, text in items for lab in GENERATED_LABELS]
-    log_probs = causal_log_probs(generator.model, generator.tokenizer,
-                                 [r[0] for r in requests], [r[1] for r in requests],
-                                 end_id=generator.eos[-1], batch_size=batch_size)
-    out = []
-    k = len(GENERATED_LABELS)
-    for i, (_, _, label, _) in enumerate(items):
-        lp = log_probs[i * k:(i + 1) * k]
-        top = max(lp)
-        norm = top + math.log(sum(math.exp(x - top) for x in lp))
-        out.append(lp[GENERATED_LABELS.index(label)] - norm)
-    return out
+    log_probs: list[list[float]] = []  # per label, per item
+    for lab in GENERATED_LABELS:
+        column: list[float] = []
+        for (p, h), group in itertools.groupby(items, key=lambda it: it[:2]):
+            texts = [it[3] for it in group]
+            column += causal_log_probs(generator.model, generator.tokenizer,
+                                       [prompt(p, h, lab)] * len(texts), texts,
+                                       end_id=generator.eos[-1], batch_size=batch_size)
+        log_probs.append(column)
+    if not items:
+        return []
+    posterior = torch.tensor(log_probs).T.log_softmax(-1)  # (items, labels)
+    chosen = torch.tensor([GENERATED_LABELS.index(it[2]) for it in items])
+    return posterior.gather(1, chosen[:, None])[:, 0].tolist()
 
 
 # ----------------------------------------------------------------------------- training
