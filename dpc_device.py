@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["DTYPES", "DeviceError", "add_device_arguments", "autocast", "check_arguments",
-           "place", "resolve_device", "resolve_dtype"]
+           "place", "resolve_device", "resolve_dtype", "resolve_training"]
 
 #: The values ``--dtype`` takes.
 DTYPES = ("float32", "bfloat16", "float16")
@@ -87,14 +87,18 @@ def add_device_arguments(parser: argparse.ArgumentParser, *, training: bool = Fa
     parser.add_argument("--dtype", choices=DTYPES, default=None, help=what)
 
 
-def resolve_device(value: str | torch.device = "auto") -> torch.device:
-    """The torch device ``value`` names: ``auto`` is CUDA when torch sees a GPU, else the CPU.
+def resolve_device(value: str | torch.device | None = "auto") -> torch.device:
+    """The torch device ``value`` names: ``auto`` is CUDA when torch sees a GPU, else the CPU;
+    ``None`` is the CPU (the default of dpc's library functions; a command's ``--device`` is
+    ``auto``).
 
     Raises :class:`DeviceError` naming the value when it is malformed, when CUDA is asked for on
     a machine without it, or when ``cuda:N`` is past this machine's devices.
     """
     import torch
 
+    if value is None:
+        return torch.device("cpu")
     text = str(value)
     match = _DEVICE.fullmatch(text)
     if match is None:
@@ -146,6 +150,18 @@ def resolve_dtype(value: str | torch.dtype | None, device: torch.device, *,
                           "does not do; use bfloat16 or float32")
     dtype: torch.dtype = getattr(torch, name)
     return dtype
+
+
+def resolve_training(device: str | torch.device | None = None,
+                     dtype: str | torch.dtype | None = None) -> tuple[torch.device, torch.dtype]:
+    """Where a training function runs (:func:`resolve_device`; ``None``: the CPU) and the dtype
+    its forward passes autocast to (:func:`resolve_dtype`, training rules).
+
+    >>> resolve_training()
+    (device(type='cpu'), torch.float32)
+    """
+    where = resolve_device(device)
+    return where, resolve_dtype(dtype, where, training=True)
 
 
 def check_arguments(args: argparse.Namespace, *, training: bool = False) -> torch.device:

@@ -49,7 +49,7 @@ import torch
 from torch import nn
 
 from causal_mining.shards import write_json
-from dpc_device import autocast, place, resolve_device, resolve_dtype
+from dpc_device import autocast, place, resolve_training
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -433,8 +433,7 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    where = resolve_device(device if device is not None else "cpu")
-    precision = resolve_dtype(dtype, where, training=True)
+    where, precision = resolve_training(device, dtype)
     options.check()
     n_items = len(labels)
     if n_items == 0:

@@ -228,11 +228,10 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
 
-    from dpc_device import autocast, resolve_device, resolve_dtype
+    from dpc_device import autocast, resolve_training
     from train.checkpoint import capture_rng, load_state, restore_rng, save_state
 
-    where = resolve_device(device if device is not None else "cpu")
-    precision = resolve_dtype(dtype, where, training=True)
+    where, precision = resolve_training(device, dtype)
     if not examples:
         raise TrainError("no training examples for the adapter")
     folder = Path(folder)

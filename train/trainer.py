@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from dpc_device import autocast, resolve_device, resolve_dtype
+from dpc_device import autocast, resolve_training
 from dpc_errors import DpcError
 from dpc_files import check_output_folder
 from train.checkpoint import (
@@ -191,8 +191,8 @@ def train_generator(options: TrainOptions, *, device: str | torch.device | None 
     default bfloat16 autocast on CUDA, plain float32 on the CPU). The weights, the optimizer's
     state and every checkpoint stay float32 whatever the device, so a run may be resumed on
     another one. Both are checked before ``OUT`` is written."""
-    where = resolve_device(device if device is not None else "cpu")
-    precision = partial(autocast, where, resolve_dtype(dtype, where, training=True))
+    where, compute = resolve_training(device, dtype)
+    precision = partial(autocast, where, compute)
     if options.threads:
         torch.set_num_threads(options.threads)
     run = _prepare_run(options)

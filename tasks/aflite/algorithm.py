@@ -241,7 +241,7 @@ def ensemble_scores(X: np.ndarray, y: np.ndarray, subsets: np.ndarray, *, classe
 
     from dpc_device import resolve_device
 
-    where = resolve_device(device if device is not None else "cpu")
+    where = resolve_device(device)
     torch_dtype = getattr(torch, dtype)
     n, m = subsets.shape
     binary = classes == 2
@@ -415,7 +415,7 @@ def aflite(X: Any, y: Any, *, n: int = 64, m: int | None = None, k: int | None =
     """
     from dpc_device import resolve_device
 
-    where = resolve_device(device if device is not None else "cpu")
+    where = resolve_device(device)
 
     def scores(Xp: np.ndarray, yp: np.ndarray, subsets: np.ndarray, *, classes: int,
                c: float) -> np.ndarray:

@@ -230,10 +230,9 @@ def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str 
     the other instances; everything cached under ``cache/<key>/`` (module notes). On ``device``
     (``None``: the CPU) under autocast in ``dtype`` (:func:`dpc_device.resolve_dtype` for
     training), both checked first."""
-    from dpc_device import autocast, resolve_device, resolve_dtype
+    from dpc_device import autocast, resolve_training
 
-    on = resolve_device(device if device is not None else "cpu")
-    precision = resolve_dtype(dtype, on, training=True)
+    on, precision = resolve_training(device, dtype)
     if options.chunk < 1:
         raise TaskError(f"`chunk` (={options.chunk!r}) must be a positive number of instances")
     size = planned_finetune(len(instances), options)

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from dpc_device import autocast, resolve_device, resolve_dtype
+from dpc_device import autocast, resolve_training
 from tasks.copa.dataset import CopaItem, as_clause, read_copa
 from train.causal_bert import CausalBert, Pair, load_causal_bert, margin_loss, score_pairs
 from train.errors import TrainDataError, TrainError
@@ -160,8 +160,7 @@ def make_causal_bert_scorer(train: str | None = None, model: str | None = None, 
     (a ``dpc train causal-bert`` folder; plain all-MiniLM-L6-v2 when ``None``), on ``device``
     (``None``: the CPU) with the forward passes in ``dtype`` (a training dtype,
     :func:`dpc_device.resolve_dtype`: bfloat16 autocast on CUDA by default; weights float32)."""
-    where = resolve_device(device if device is not None else "cpu")
-    compute = resolve_dtype(dtype, where, training=True)
+    where, compute = resolve_training(device, dtype)
     if train is None:
         raise TrainError("the causal-bert scorer is trained on COPA: give the training file "
                          "with --train TRAIN.xml (train=None)")

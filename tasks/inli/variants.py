@@ -409,11 +409,10 @@ def train_generator(rows: Sequence[InliRow], out: str | Path, options: Generator
     steps, safetensors). Returns a summary (steps, minutes, mean loss of the last steps).
     It trains on ``device`` (``None``: the CPU) under autocast in ``dtype``
     (:func:`dpc_device.resolve_dtype` for training), both checked before ``out`` is written."""
-    from dpc_device import resolve_device, resolve_dtype
+    from dpc_device import resolve_training
     from train.lora import LoraFiles, check_run, train_lora
 
-    where = resolve_device(device if device is not None else "cpu")
-    resolve_dtype(dtype, where, training=True)
+    where, _ = resolve_training(device, dtype)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     rows = list(rows)

@@ -171,10 +171,9 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
     checked before the pool is read."""
     from tqdm import tqdm
 
-    from dpc_device import resolve_device, resolve_dtype
+    from dpc_device import resolve_training
 
-    where = resolve_device(device if device is not None else "cpu")
-    precision = resolve_dtype(dtype, where, training=True)
+    where, precision = resolve_training(device, dtype)
     folder = Path(folder)
     data, empty = _load(folder)
     n = len(data.entries)

@@ -184,10 +184,9 @@ class _TorchMember:
 
     def _precision(self) -> tuple[torch.device, torch.dtype]:
         """Where the net runs and its autocast dtype (:mod:`dpc_device`, training rules)."""
-        from dpc_device import resolve_device, resolve_dtype
+        from dpc_device import resolve_training
 
-        where = resolve_device(self.device if self.device is not None else "cpu")
-        return where, resolve_dtype(self.dtype, where, training=True)
+        return resolve_training(self.device, self.dtype)
 
     def _build(self, vocab: int) -> Any:
         import torch

@@ -261,10 +261,9 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     float32 on the CPU); weights and checkpoints stay float32, so a run resumes on any device.
     Both are checked before ``out`` is written.
     """
-    from dpc_device import resolve_device, resolve_dtype
+    from dpc_device import resolve_training
 
-    where = resolve_device(device if device is not None else "cpu")
-    resolve_dtype(dtype, where, training=True)  # float16 refused before anything is written
+    where, _ = resolve_training(device, dtype)  # float16 refused before anything is written
     if base != "bundled":
         return _train_lora(items, out, base=base, max_minutes=max_minutes,
                            batch_size=batch_size or 8, lr=lr or 5e-4, epochs=epochs, seed=seed,
