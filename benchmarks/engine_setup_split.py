@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from engine_gpu import build_model, prompts, random_sets  # noqa: E402
+
 import dpc_decode.generation as generation  # noqa: E402
 import dpc_decode.tensor_automaton as tensor_automaton  # noqa: E402
 from dpc_decode import BeamSearchOptions, generate  # noqa: E402
-from engine_gpu import build_model, prompts, random_sets  # noqa: E402
 
 
 def main(repeats: int = 5) -> None:
