@@ -254,6 +254,11 @@ class VariantGenerator:
         period = tokenizer(".", add_special_tokens=False).input_ids
         #: With ``one_sentence``, a period ends the variant too (written back into its text).
         self.sentence_end = period if len(period) == 1 and period[0] not in self.eos else []
+        #: Tokens that hold a line break but do not end the variant (``."\n``, ``!\n\n``, ...):
+        #: never generated. A variant is its first line, so text after such a token would be
+        #: cut off after decoding, and with it a kept word the engine had counted as met.
+        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+        self.line_breaks = [i for i, t in enumerate(texts) if "\n" in t and i not in self.eos]
 
     @classmethod
     def load(cls, folder: str | Path, *, device: str | torch.device | None = None,
@@ -278,6 +283,14 @@ class VariantGenerator:
         model, tokenizer = load_merged(config["base"], folder / ADAPTER_FILE, config["r"],
                                        config["alpha"])
         return cls(place(model, device, dtype), tokenizer, config)
+
+    def _processors(self) -> list[Any] | None:
+        """The transformers processor that keeps :attr:`line_breaks` out of every output."""
+        from transformers import SuppressTokensLogitsProcessor
+
+        if not self.line_breaks:
+            return None
+        return [SuppressTokensLogitsProcessor(self.line_breaks, device=self.model.device)]
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
                  constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
@@ -311,7 +324,7 @@ class VariantGenerator:
             num_beams=num_beams, num_return_sequences=num_beams if rerank == "label" else 1,
             max_new_tokens=max_new_tokens,
             eos_token_id=self.eos + (self.sentence_end if one_sentence else []),
-            batch_size=batch_size, generation_config=None)
+            batch_size=batch_size, generation_config=None, logits_processor=self._processors())
         if rerank == "none":
             return [Variant(label, _variant_text(out[0]), out[0].satisfied if set_ else None,
                             constrained, float(out[0].score))

@@ -221,3 +221,23 @@ def test_cli_trains_on_the_cpu(tiny_lm: Path, tmp_path: Path, monkeypatch, capsy
                      "--generator", str(out), "--json", "--max-new-tokens", "4",
                      "--num-beams", "2", "--device", "cpu", "--dtype", "bfloat16"]) == 0
     assert "neutral" in json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_tokens_holding_a_line_break_are_never_generated(generator: Path, monkeypatch) -> None:
+    """A variant is its first line: a token like ``."\\n`` mid-decode would cut off the rest,
+    with a kept word the engine had counted as met. Such tokens are suppressed."""
+    import dpc_decode
+
+    gen = VariantGenerator.load(generator / "model")
+    texts = gen.tokenizer.batch_decode([[i] for i in range(len(gen.tokenizer))])
+    assert gen.line_breaks == [i for i, t in enumerate(texts) if "\n" in t and i not in gen.eos]
+    decoded = []
+    real = dpc_decode.generate
+    monkeypatch.setattr(dpc_decode, "generate",
+                        lambda *a, **k: decoded.append(real(*a, **k)[0][0]) or [[decoded[-1]]])
+    args = (["Robbie said the house was red."], ["Robbie likes the red house."], ["neutral"])
+    gen.generate(*args, constrained=False, num_beams=2, max_new_tokens=6)
+    first = decoded[-1].token_ids
+    gen.line_breaks = [first[0]]  # the token the free decode starts with now "holds a break"
+    gen.generate(*args, constrained=False, num_beams=2, max_new_tokens=6)
+    assert first[0] not in decoded[-1].token_ids and decoded[-1].token_ids != first
