@@ -7,7 +7,7 @@ from typing import Any
 
 from transformers import PreTrainedModel
 
-from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_options
+from dpc_decode.batch import DecodeBatch, Inputs, chunks, gc_paused, inference, resolve_options
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, fill
 from dpc_decode.generation_config import score_settings
@@ -149,6 +149,7 @@ def _decode(
     return _report(batch, rows, found)
 
 
+@gc_paused()
 def _report(batch: DecodeBatch, rows: Sequence[int], found: Any) -> list[list[GeneratedSequence]]:
     tokens = found.tokens.tolist()
     lengths = found.lengths.tolist()

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel
 
-from dpc_decode.batch import DecodeBatch, Inputs, chunks, inference, resolve_options
+from dpc_decode.batch import DecodeBatch, Inputs, chunks, gc_paused, inference, resolve_options
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, Relaxation
 from dpc_decode.generation_config import score_settings
@@ -277,20 +277,21 @@ def _sample_rows(
         draws = _sample_batch(
             runner, ids, mask, automaton, options, batch.eos_ids, batch.pad_id, want, generator,
         )
-        for k, row in enumerate(pending):
-            for d in range(k * want, (k + 1) * want):
-                if not draws.valid[d]:
-                    cut.add(row)
-                    continue
-                if len(results[row]) >= want:
-                    continue
-                key = tuple(draws.tokens[d])
-                if options.unique and key in seen[row]:
-                    continue
-                seen[row].add(key)
-                results[row].append(
-                    batch.output(row, draws.tokens[d], draws.log_probs[d], draws.log_probs[d],
-                                 draws.finished[d])
-                )
+        with gc_paused():
+            for k, row in enumerate(pending):
+                for d in range(k * want, (k + 1) * want):
+                    if not draws.valid[d]:
+                        cut.add(row)
+                        continue
+                    if len(results[row]) >= want:
+                        continue
+                    key = tuple(draws.tokens[d])
+                    if options.unique and key in seen[row]:
+                        continue
+                    seen[row].add(key)
+                    results[row].append(
+                        batch.output(row, draws.tokens[d], draws.log_probs[d],
+                                     draws.log_probs[d], draws.finished[d])
+                    )
         pending = [r for r in pending if len(results[r]) < want]
     return cut

@@ -276,3 +276,25 @@ def test_done_inputs_leave_the_batch_without_changing_the_outputs(family, step_r
         assert [[o.token_ids for o in x] for x in a] == [[o.token_ids for o in x] for x in b]
         assert [[round(o.score, 4) for o in x] for x in a] == [
             [round(o.score, 4) for o in x] for x in b]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_left_as_it_was(enabled):
+    """Set-up and reporting pause the collector (``batch.gc_paused``); it comes back as it was,
+    after a decode, a sample and an error alike."""
+    import gc
+
+    from dpc_decode import sample
+
+    model = tiny_t5()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        generate(model, None, INPUTS, [[[7]]], num_beams=2, max_new_tokens=4)
+        assert gc.isenabled() is enabled
+        sample(model, None, INPUTS, [[[7]]], num_samples=2, max_new_tokens=4, seed=0)
+        assert gc.isenabled() is enabled
+        with pytest.raises(DpcError):
+            generate(model, None, INPUTS, [[[7, 99999]]], num_beams=2, max_new_tokens=4)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
