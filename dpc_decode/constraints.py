@@ -15,6 +15,10 @@ Shared or per input
         [[[[31, 7]]], [[[88]]]]                            # per input, ids  (depth 4)
 
     ``banned`` works the same way one level up (``["not"]`` shared, ``[["not"], []]`` per input).
+    Per input, a row without sets is ``[]`` beside rows that have some (``[[["rain"]], []]``). A
+    value with no alternative anywhere (``[[]]``, ``[[], []]``) has no depth to read: it is taken
+    as shared sets, which are empty, and that is an error (``constraint set 0 ... is empty``).
+    For no constraints on any input, pass ``None``.
 
 Text and its forms
     Subword tokenizers spell a word differently at the start of a word (``▁rain``, ``Ġrain``),
