@@ -261,6 +261,7 @@ class DecodeBatch:
         log_prob: float,
         score: float,
         finished: bool,
+        end_token_id: int | None = None,
     ) -> GeneratedSequence:
         """Build one reported output; the reference automaton recomputes what was met, where."""
         automaton, given = self.automata[row], self.constraints[row]
@@ -296,6 +297,7 @@ class DecodeBatch:
             satisfied=automaton.is_satisfied(state),
             matches=tuple(matches),
             finished=finished,
+            end_token_id=end_token_id if finished else None,
         )
 
     def raise_if_unsatisfied(self, row: int, best: GeneratedSequence | None) -> None:

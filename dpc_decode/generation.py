@@ -164,8 +164,8 @@ def _report(batch: DecodeBatch, rows: Sequence[int], found: Any) -> list[list[Ge
             if not valid[k][j]:
                 continue
             n = lengths[k][j] - (1 if finished[k][j] else 0)
-            outputs.append(
-                batch.output(row, tokens[k][j][:n], log_probs[k][j], scores[k][j], finished[k][j])
-            )
+            end = tokens[k][j][n] if finished[k][j] else None  # the EOS the hypothesis took
+            outputs.append(batch.output(row, tokens[k][j][:n], log_probs[k][j], scores[k][j],
+                                        finished[k][j], end))
         out.append(outputs)
     return out

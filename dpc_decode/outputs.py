@@ -58,6 +58,9 @@ class GeneratedSequence:
         Per constraint set, the occurrence that met it, or ``None`` for an unmet set.
     finished : bool
         The output ended with EOS (``False``: it stopped at ``max_new_tokens``).
+    end_token_id : int or None
+        Which of the EOS ids ended it (several may be given, e.g. a line break and a period);
+        ``None`` when it did not finish. Not part of ``token_ids`` or ``text``.
     """
 
     text: str | None
@@ -68,6 +71,7 @@ class GeneratedSequence:
     satisfied: bool
     matches: tuple[ConstraintMatch | None, ...]
     finished: bool
+    end_token_id: int | None = None
 
     @property
     def unmet_sets(self) -> tuple[int, ...]:

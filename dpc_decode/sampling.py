@@ -74,6 +74,7 @@ class _Draws:
     log_probs: list[float]
     finished: list[bool]
     valid: list[bool]
+    ends: list[int | None]  # per draw, the EOS that ended it (None: not finished)
 
 
 def _sample_batch(
@@ -153,7 +154,8 @@ def _sample_batch(
     kept = [
         row[: n - (1 if fin else 0)] for row, n, fin in zip(token_rows, lengths_l, finished_l)
     ]
-    return _Draws(kept, total.tolist(), finished_l, (~stuck).tolist())
+    ends = [row[n - 1] if fin else None for row, n, fin in zip(token_rows, lengths_l, finished_l)]
+    return _Draws(kept, total.tolist(), finished_l, (~stuck).tolist(), ends)
 
 
 def sample(
@@ -291,7 +293,7 @@ def _sample_rows(
                     seen[row].add(key)
                     results[row].append(
                         batch.output(row, draws.tokens[d], draws.log_probs[d],
-                                     draws.log_probs[d], draws.finished[d])
+                                     draws.log_probs[d], draws.finished[d], draws.ends[d])
                     )
         pending = [r for r in pending if len(results[r]) < want]
     return cut

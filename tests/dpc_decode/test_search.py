@@ -298,3 +298,23 @@ def test_the_garbage_collector_is_left_as_it_was(enabled):
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+def test_an_output_says_which_end_token_ended_it():
+    from dpc_decode import sample
+
+    model = tiny_gpt2()
+    ends = list(range(10, 40))  # many end tokens: a random model takes one soon
+    for out in (generate(model, None, INPUTS, [[[3]]], num_beams=4, num_return_sequences=4,
+                         max_new_tokens=8, eos_token_id=ends),
+                sample(model, None, INPUTS, [[[3]]], num_samples=4, max_new_tokens=8,
+                       eos_token_id=ends, seed=0)):
+        outputs = [o for row in out for o in row]
+        assert any(o.finished for o in outputs)
+        for o in outputs:
+            if o.finished:
+                assert o.end_token_id in ends and o.end_token_id not in o.token_ids[-1:]
+            else:
+                assert o.end_token_id is None
+    cut = generate(model, None, INPUTS, num_beams=2, max_new_tokens=3, eos_token_id=None)
+    assert all(o.end_token_id is None and not o.finished for row in cut for o in row)
