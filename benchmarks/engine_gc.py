@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gc
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -24,19 +23,13 @@ from pathlib import Path
 
 def main(root: str = ".") -> None:
     root_path = Path(root).resolve()
-    sys.path.insert(0, str(root_path))
-    sys.path.insert(0, str(root_path / "benchmarks"))
-    import torch
-    from engine_gpu import build_model, prompts, random_sets
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # this checkout's engine_gpu.py
+    sys.path.insert(0, str(root_path))  # ROOT's dpc_decode
+    from engine_gpu import per_row_shape
 
     from dpc_decode import BeamSearchOptions, generate
 
-    torch.set_num_threads(1)
-    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
-    rng = random.Random(0)
-    random_sets(rng, 1000, 5), random_sets(rng, 1000, 16)  # the proxy's draws before this shape
-    inputs = prompts(rng, 1000, 300)
-    sets = [random_sets(rng, 1000, 1, 4) for _ in range(300)]
+    model, inputs, sets = per_row_shape(300)
     options = BeamSearchOptions(num_beams=5, max_new_tokens=20)
     spent = {"counts": [0, 0, 0], "seconds": 0.0, "start": 0.0}
 

@@ -268,6 +268,18 @@ def save(args: argparse.Namespace, report: dict[str, Any]) -> None:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
 
 
+def per_row_shape(rows: int = 300) -> tuple[Any, list[list[int]], list[Any]]:
+    """The proxy's model (tiny T5, vocab 1,000; torch set to 1 thread) with ``rows`` prompts,
+    each with its own set of 4 alternatives: the shape ``engine_setup_split.py`` and
+    ``engine_gc.py`` decode (seeded; the sets drawn after the proxy's shared ones)."""
+    torch.set_num_threads(1)
+    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
+    rng = random.Random(0)
+    random_sets(rng, 1000, 5), random_sets(rng, 1000, 16)  # the proxy's shared sets come first
+    inputs = prompts(rng, 1000, rows)
+    return model, inputs, [random_sets(rng, 1000, 1, 4) for _ in range(rows)]
+
+
 def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:
     """The CPU proxy of the acceptance: tiny T5, vocab 1,000, 1 thread."""
     torch.set_num_threads(1)

@@ -12,18 +12,15 @@ Usage: python benchmarks/engine_setup_split.py [REPEATS]
 from __future__ import annotations
 
 import json
-import random
 import sys
 import time
 from pathlib import Path
-
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from engine_gpu import build_model, prompts, random_sets  # noqa: E402
+from engine_gpu import per_row_shape  # noqa: E402
 
 import dpc_decode.generation as generation  # noqa: E402
 import dpc_decode.tensor_automaton as tensor_automaton  # noqa: E402
@@ -31,12 +28,7 @@ from dpc_decode import BeamSearchOptions, generate  # noqa: E402
 
 
 def main(repeats: int = 5) -> None:
-    torch.set_num_threads(1)
-    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
-    rng = random.Random(0)
-    random_sets(rng, 1000, 5), random_sets(rng, 1000, 16)  # the proxy's draws before this shape
-    inputs = prompts(rng, 1000, 300)
-    sets = [random_sets(rng, 1000, 1, 4) for _ in range(300)]
+    model, inputs, sets = per_row_shape(300)
     out: dict[str, float] = {}
     for steps in (1, 20):
         options = BeamSearchOptions(num_beams=5, max_new_tokens=steps)

@@ -260,10 +260,11 @@ class DecodeBatch:
         tokens: list[int],
         log_prob: float,
         score: float,
-        finished: bool,
-        end_token_id: int | None = None,
+        end_token_id: int | None,
     ) -> GeneratedSequence:
-        """Build one reported output; the reference automaton recomputes what was met, where."""
+        """Build one reported output (``end_token_id``: the EOS that ended it, ``None`` when it
+        did not finish); the reference automaton recomputes what was met, where."""
+        finished = end_token_id is not None
         automaton, given = self.automata[row], self.constraints[row]
         state = automaton.run(tokens)
         first = automaton.first_matches(tokens)
@@ -297,7 +298,7 @@ class DecodeBatch:
             satisfied=automaton.is_satisfied(state),
             matches=tuple(matches),
             finished=finished,
-            end_token_id=end_token_id if finished else None,
+            end_token_id=end_token_id,
         )
 
     def raise_if_unsatisfied(self, row: int, best: GeneratedSequence | None) -> None:

@@ -165,7 +165,6 @@ def _report(batch: DecodeBatch, rows: Sequence[int], found: Any) -> list[list[Ge
                 continue
             n = lengths[k][j] - (1 if finished[k][j] else 0)
             end = tokens[k][j][n] if finished[k][j] else None  # the EOS the hypothesis took
-            outputs.append(batch.output(row, tokens[k][j][:n], log_probs[k][j], scores[k][j],
-                                        finished[k][j], end))
+            outputs.append(batch.output(row, tokens[k][j][:n], log_probs[k][j], scores[k][j], end))
         out.append(outputs)
     return out

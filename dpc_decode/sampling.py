@@ -72,9 +72,8 @@ def filter_top_k_top_p(scores: torch.Tensor, top_k: int = 0, top_p: float = 1.0)
 class _Draws:
     tokens: list[list[int]]  # per draw, without EOS and padding
     log_probs: list[float]
-    finished: list[bool]
-    valid: list[bool]
     ends: list[int | None]  # per draw, the EOS that ended it (None: not finished)
+    valid: list[bool]
 
 
 def _sample_batch(
@@ -155,7 +154,7 @@ def _sample_batch(
         row[: n - (1 if fin else 0)] for row, n, fin in zip(token_rows, lengths_l, finished_l)
     ]
     ends = [row[n - 1] if fin else None for row, n, fin in zip(token_rows, lengths_l, finished_l)]
-    return _Draws(kept, total.tolist(), finished_l, (~stuck).tolist(), ends)
+    return _Draws(kept, total.tolist(), ends, (~stuck).tolist())
 
 
 def sample(
@@ -293,7 +292,7 @@ def _sample_rows(
                     seen[row].add(key)
                     results[row].append(
                         batch.output(row, draws.tokens[d], draws.log_probs[d],
-                                     draws.log_probs[d], draws.finished[d], draws.ends[d])
+                                     draws.log_probs[d], draws.ends[d])
                     )
         pending = [r for r in pending if len(results[r]) < want]
     return cut

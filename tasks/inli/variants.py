@@ -376,6 +376,8 @@ def label_log_posteriors(generator: VariantGenerator,
 
     from train.metrics import causal_log_probs
 
+    if not items:
+        return []
     for _, _, label, _ in items:
         if label not in GENERATED_LABELS:
             raise TaskError(f"label {label!r}: a variant's label is one of "
@@ -389,8 +391,6 @@ def label_log_posteriors(generator: VariantGenerator,
                                        [prompt(p, h, lab)] * len(texts), texts,
                                        end_id=generator.eos[-1], batch_size=batch_size)
         log_probs.append(column)
-    if not items:
-        return []
     posterior = torch.tensor(log_probs).T.log_softmax(-1)  # (items, labels)
     chosen = torch.tensor([GENERATED_LABELS.index(it[2]) for it in items])
     return posterior.gather(1, chosen[:, None])[:, 0].tolist()
