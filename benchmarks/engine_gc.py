@@ -23,8 +23,10 @@ from pathlib import Path
 
 def main(root: str = ".") -> None:
     root_path = Path(root).resolve()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # this checkout's engine_gpu.py
-    sys.path.insert(0, str(root_path))  # ROOT's dpc_decode
+    sys.path.insert(0, str(root_path))
+    import dpc_decode  # ROOT's engine, imported before engine_gpu.py puts this checkout first
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from engine_gpu import per_row_shape
 
     from dpc_decode import BeamSearchOptions, generate
@@ -49,7 +51,7 @@ def main(root: str = ".") -> None:
         walls.append(time.perf_counter() - start)
     gc.callbacks.remove(hook)
     print(json.dumps({
-        "root": str(root_path), "tracked_objects": len(gc.get_objects()),
+        "engine": str(Path(dpc_decode.__file__).parent), "tracked_objects": len(gc.get_objects()),
         "collections_per_decode_by_generation": [n / calls for n in spent["counts"]],
         "gc_ms_per_decode": round(spent["seconds"] / calls * 1000, 1),
         "mean_decode_ms": round(sum(walls) / calls * 1000, 1),
