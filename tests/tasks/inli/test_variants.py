@@ -11,6 +11,7 @@ import cli
 from dpc_errors import DpcError
 from tasks.datasets import read_inli
 from tasks.inli.variants import (
+    SENTENCE_END,
     GeneratorTrainOptions,
     VariantGenerator,
     copy_ban,
@@ -152,8 +153,18 @@ def test_a_variant_is_one_sentence(generator: Path, monkeypatch) -> None:
     from tasks.inli.variants import _variant_text
 
     gen = VariantGenerator.load(generator / "model")
+    texts = gen.tokenizer.batch_decode([[i] for i in range(len(gen.tokenizer))])
     period = gen.tokenizer(".", add_special_tokens=False).input_ids
-    assert gen.sentence_end == period and len(period) == 1
+    assert len(period) == 1 and gen.sentence_ends[period[0]] == "."
+    for end in (".", "!", "?", ".\"", "?\"", "!\")", ".)", "!!", "?!", ".'", "?]"):
+        assert SENTENCE_END.fullmatch(end), end
+    for other in ("..", "...", "...\"", ",", ".,", "a.", "\"", "", ".a", "?.!"):
+        assert not SENTENCE_END.fullmatch(other), other
+    for i, t in enumerate(texts):
+        if t.strip() in {"...", "..", ",", "", "\n"} or i in gen.eos:
+            assert i not in gen.sentence_ends
+    assert gen.sentence_end == list(gen.sentence_ends)
+    assert not set(gen.sentence_end) & set(gen.eos)
     ends = []
     real = dpc_decode.generate
     monkeypatch.setattr(dpc_decode, "generate",
@@ -161,16 +172,24 @@ def test_a_variant_is_one_sentence(generator: Path, monkeypatch) -> None:
     args = (["Robbie said the house was red."], ["Robbie likes the red house."], ["neutral"])
     gen.generate(*args, num_beams=2, max_new_tokens=4)
     gen.generate(*args, num_beams=2, max_new_tokens=4, one_sentence=False)
-    assert ends == [gen.eos + period, gen.eos]
+    assert ends == [gen.eos + gen.sentence_end, gen.eos]
 
-    def out(text: str, finished: bool) -> SimpleNamespace:
-        return SimpleNamespace(text=text, finished=finished)
+    ends = {1: ".", 2: "!\"", 3: "?"}
+    eos = gen.eos[0]
 
-    assert _variant_text(out(" Robbie  hates the house", True)) == "Robbie hates the house."
-    assert _variant_text(out("Robbie hates the", False)) == "Robbie hates the"  # cut, not ended
-    assert _variant_text(out("Is it red?", True)) == "Is it red?"
-    assert _variant_text(out("Robbie left.\nThen", False)) == "Robbie left."
-    assert _variant_text(out("", True)) == ""
+    def text(raw: str, end: int | None) -> str:
+        out = SimpleNamespace(text=raw, finished=end is not None, end_token_id=end)
+        return _variant_text(out, ends)
+
+    assert text(" Robbie  hates the house", 1) == "Robbie hates the house."
+    assert text("Robbie shouted \"stop", 2) == "Robbie shouted \"stop!\""  # the end written back
+    assert text("Is it red", 3) == "Is it red?"
+    assert text("Robbie hates the house", eos) == "Robbie hates the house."  # EOS: a period
+    assert text("Is it red?", eos) == "Is it red?"
+    assert text("Robbie hates the", None) == "Robbie hates the"  # cut, not ended
+    assert text("Robbie left.\nThen", None) == "Robbie left."
+    assert text("Robbie left\nThen", eos) == "Robbie left"  # a first line that did not end
+    assert text("", 1) == ""
 
 
 def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
