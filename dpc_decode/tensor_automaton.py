@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 import torch
 
 from dpc_decode.automaton import Automaton
@@ -80,35 +81,42 @@ def _to_device(tensors: dict[str, torch.Tensor | None], device: torch.device) ->
     return moved
 
 
-def _padded(lists: list[list[int]]) -> torch.Tensor:
-    """(len(lists), longest) int64, each list padded with its first entry (0 when empty)."""
-    width = max([len(x) for x in lists] + [1])
-    return torch.tensor([x + x[:1] * (width - len(x)) if x else [0] * width for x in lists],
-                        dtype=torch.long).reshape(len(lists), width)
+def _leaving_positions(moves: np.ndarray) -> torch.Tensor:
+    """Per row of ``moves`` (nodes, A) bool, the columns that are set, in order, padded to the
+    widest row's count with the row's first one (0 when none is set): (nodes, M) int64."""
+    counts = moves.sum(1)
+    width = max(int(counts.max(initial=0)), 1)
+    # a stable sort of "not set" puts each row's set columns first, in column order
+    first = np.argsort(~moves, axis=1, kind="stable")[:, :width]
+    fill = np.where(counts > 0, first[:, 0], 0)[:, None]
+    slots = np.arange(width)[None, :] < counts[:, None]
+    return torch.from_numpy(np.where(slots, first, fill).astype(np.int64)).reshape(-1, width)
 
 
 @dataclass
 class _Tables:
     """The tables of every distinct automaton as Python lists, node ids global."""
 
-    next_node: list[list[int]]
+    next_node: list[np.ndarray]  # per automaton (nodes, A + 1) int64, global ids
     completes: list[int]
     pending: list[int]
     useful: list[int]
     violation: list[bool]
     depth: list[int]
-    gain: list[list[int]]
+    gain: list[np.ndarray]  # per automaton (nodes, S) int64
     offsets: list[int]
     alphabet: list[list[int]]
     alphabet_valid: list[list[bool]]
     min_length: list[list[int]]
     initial_met: list[list[bool]]
-    # Per node, the symbols whose transition leaves the root (every letter that can advance a
-    # set from there: one that meets a set or starts or continues a match does).
-    leaving: list[list[int]] = field(default_factory=list)
+    # Per automaton (nodes, A) bool: whether a symbol's transition leaves the root (every
+    # letter that can advance a set from there: one that meets a set or starts or continues a
+    # match does).
+    leaving: list[np.ndarray] = field(default_factory=list)
     # Exact need (Automaton.exact_need_table): entry 0 is a 0 that every node of an automaton
     # without a table points at (its met weights are 0, so it is the only entry read there).
-    need_table: list[int] = field(default_factory=lambda: [0])
+    need_table: list[np.ndarray] = field(default_factory=lambda: [np.zeros(1, np.int16)])
+    need_size: int = 1  # entries in need_table's parts
     need_base: list[int] = field(default_factory=list)  # per node: where its row of the table starts
     completes_bits: list[int] = field(default_factory=list)  # per node: met-bits it completes
     pending_bits: list[int] = field(default_factory=list)  # per node: met-bits pending there
@@ -133,17 +141,25 @@ class _Tables:
                     row[column[tok]] = child
                 rows[node] = row
             pad = width - k
-            for row in rows:  # padding letters mirror letter 0; the last column is the root
-                full = row + row[:1] * pad + [0] if k else [0] * (width + 1)
-                t.next_node.append([offset + n for n in full])
-                t.leaving.append([j for j, n in enumerate(row) if n != 0])
+            # padding letters mirror letter 0; the last column is the root
+            full = np.zeros((a.num_nodes, width + 1), dtype=np.int64)
+            if k:
+                local = np.array(rows, dtype=np.int64).reshape(a.num_nodes, k)
+                full[:, :k] = local
+                full[:, k:width] = local[:, :1]
+            t.next_node.append(full + offset)
+            moves = np.zeros((a.num_nodes, width), dtype=bool)
+            if k:
+                moves[:, :k] = local != 0
+            t.leaving.append(moves)
             live = [s not in a.impossible_sets for s in range(a.num_sets)] + [False] * (num_sets - a.num_sets)
             lengths = [min(n, cap) for n in a.min_length] + [0] * (num_sets - a.num_sets)
-            for node in range(a.num_nodes):
-                remaining = a.remaining[node] + [0] * (num_sets - a.num_sets)
-                t.gain.append([
-                    lengths[s] - min(remaining[s], cap) if live[s] else 0 for s in range(num_sets)
-                ])
+            remaining = np.zeros((a.num_nodes, num_sets), dtype=np.int64)
+            if a.num_sets:
+                remaining[:, :a.num_sets] = np.minimum(
+                    np.array(a.remaining, dtype=np.int64).reshape(a.num_nodes, a.num_sets), cap)
+            t.gain.append(np.where(np.array(live, dtype=bool),
+                                   np.array(lengths, dtype=np.int64) - remaining, 0))
             t.completes.extend(a.completes)
             t.pending.extend(a.pending)
             t.useful.extend(a.useful)
@@ -168,11 +184,16 @@ class _Tables:
             return
         cap = 2**15 - 1  # int16, as gain and min_length
         width = 1 << sum(1 for b in a.live_bit if b)
-        start = len(self.need_table)
-        self.need_table.extend(min(d, cap) for d in table)
+        start = self.need_size
+        self.need_table.append(np.minimum(np.array(table, dtype=np.int64), cap).astype(np.int16))
+        self.need_size += len(table)
         self.need_base.extend(range(start, start + width * a.num_nodes, width))
-        self.completes_bits.extend(a.met_bits(c) for c in a.completes)
-        self.pending_bits.extend(a.met_bits(c) for c in a.pending)
+        if a.impossible_sets:
+            self.completes_bits.extend(a.met_bits(c) for c in a.completes)
+            self.pending_bits.extend(a.met_bits(c) for c in a.pending)
+        else:  # every set is live: met-bits are the met bits themselves
+            self.completes_bits.extend(a.completes)
+            self.pending_bits.extend(a.pending)
         self.met_weight.append(list(a.live_bit) + [0] * (num_sets - a.num_sets))
 
 
@@ -284,7 +305,7 @@ class TensorAutomaton:
         continues = _continues_table(distinct, vocab_size)
 
         block_t = torch.tensor(block, dtype=torch.long)
-        next_node = torch.tensor(t.next_node, dtype=torch.long)
+        next_node = torch.from_numpy(np.concatenate(t.next_node))
         depth = torch.tensor(t.depth, dtype=torch.long)
         useful = _bit_matrix(t.useful, num_sets)
         ww = continues is not None  # the pending tables are read only with whole-word rows
@@ -293,10 +314,12 @@ class TensorAutomaton:
         columns = vocab_size if vocab_size is not None else top + 2
         # The symbol table is written where it lives: only its entries travel (it can be tens of
         # megabytes, every other entry "outside the alphabet").
-        entries = torch.tensor(
-            [[d, tok, j] for d, al in enumerate(letters) for j, tok in enumerate(al)] or [[0, 0, 0]],
-            dtype=torch.long,
-        ).reshape(-1, 3)
+        sizes = [len(al) for al in letters]
+        entries = torch.from_numpy(np.stack([
+            np.repeat(np.arange(len(letters), dtype=np.int64), sizes),
+            np.fromiter((tok for al in letters for tok in al), dtype=np.int64, count=sum(sizes)),
+            np.concatenate([np.arange(n, dtype=np.int64) for n in sizes]),
+        ], axis=1) if any(sizes) else np.zeros((1, 3), dtype=np.int64))
         sentinel = torch.iinfo(torch.long).max  # above every token id
         sorted_alphabet = torch.tensor(
             [al + [sentinel] * (width + 1 - len(al)) for al in letters], dtype=torch.long
@@ -307,18 +330,18 @@ class TensorAutomaton:
             "alphabet_valid": torch.tensor(t.alphabet_valid, dtype=torch.bool)[block_t],
             "next_node": next_node,
             "letter_next": next_node[:, :width].contiguous(),
-            "leaving": _padded(t.leaving),
+            "leaving": _leaving_positions(np.concatenate(t.leaving)),
             "completes": _bit_matrix(t.completes, num_sets),
             "pending": pending,
             "useful": useful,
             "violation": torch.tensor(t.violation, dtype=torch.bool),
             "depth": depth,
             "partial_depth": torch.where(useful, depth.unsqueeze(1), 0),
-            "gain": torch.tensor(t.gain, dtype=torch.int16).reshape(-1, num_sets),
+            "gain": torch.from_numpy(np.concatenate(t.gain).astype(np.int16)).reshape(-1, num_sets),
             "min_length": torch.tensor(t.min_length, dtype=torch.int16)[block_t],
             "root": torch.tensor(t.offsets, dtype=torch.long)[block_t],
             "initial_met": torch.tensor(t.initial_met, dtype=torch.bool)[block_t],
-            "need_table": torch.tensor(t.need_table, dtype=torch.int16),
+            "need_table": torch.from_numpy(np.concatenate(t.need_table)),
             "need_base": torch.tensor(t.need_base, dtype=torch.long),
             "completes_bits": torch.tensor(t.completes_bits, dtype=torch.long),
             "pending_bits": torch.tensor(t.pending_bits, dtype=torch.long) if ww else None,
