@@ -388,6 +388,28 @@ class Automaton:
             first.setdefault(m.set_index, m)
         return first
 
+    def scan(self, tokens: Sequence[int]) -> tuple[State, dict[int, Match]]:
+        """:meth:`run` and :meth:`first_matches` of ``tokens`` in one walk.
+
+        >>> a = Automaton([[[1, 2]], [[3]]])
+        >>> state, first = a.scan([3, 1, 2])
+        >>> a.is_satisfied(state), first[0].start, first[1].end
+        (True, 1, 1)
+        """
+        state, first = self.start(), {}
+        last = len(tokens) - 1
+        for pos, t in enumerate(tokens):
+            state = self.advance(state, t)
+            ends = self.ends[state.node]
+            if not ends:
+                continue
+            boundary = pos == last or not self._continues(tokens[pos + 1])
+            for i, j in sorted(ends):
+                if i in first or (self.whole_word[i][j] and not boundary):
+                    continue
+                first[i] = Match(i, j, pos + 1 - len(self.sets[i][j]), pos + 1)
+        return state, first
+
     # ------------------------------------------------------------------ fewest tokens
     @cached_property
     def live_bit(self) -> tuple[int, ...]:

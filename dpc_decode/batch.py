@@ -266,8 +266,7 @@ class DecodeBatch:
         did not finish); the reference automaton recomputes what was met, where."""
         finished = end_token_id is not None
         automaton, given = self.automata[row], self.constraints[row]
-        state = automaton.run(tokens)
-        first = automaton.first_matches(tokens)
+        state, first = automaton.scan(tokens)
         matches: list[ConstraintMatch | None] = []
         for s in range(automaton.num_sets):
             m = first.get(s)

@@ -246,3 +246,16 @@ def test_need_equals_brute_force_minimum(sets, banned, tokens):
     assert need <= a.max_need
     assert brute_force_need(a, state, alphabet, 5) == (need if need <= 5 else None)
     assert need <= a.plan_need(state) or banned  # without bans the plan is achievable
+
+
+@settings(max_examples=300, deadline=None)
+@given(sets=token_sets, banned=st.lists(phrase, max_size=2),
+       tokens=st.lists(st.integers(0, 5), max_size=14), data=st.data())
+def test_scan_is_run_and_first_matches(sets, banned, tokens, data):
+    """The outputs' single walk gives what the two walks it replaces give, whole words too."""
+    whole = [[data.draw(st.booleans()) for _ in alts] for alts in sets]
+    continues = data.draw(st.lists(st.booleans(), min_size=6, max_size=6))
+    a = Automaton(sets, banned, whole_word=whole, continues=continues)
+    state, first = a.scan(tokens)
+    assert state == a.run(tokens)
+    assert first == a.first_matches(tokens)
