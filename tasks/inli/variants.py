@@ -21,9 +21,9 @@ leaning on "not". Constrained decoding also bans the implied entailment itself a
 (:func:`copy_ban`): a variant is an *edit*, and a word-for-word copy (which the classifier, rightly,
 calls an implied entailment) cannot be written; a one-word edit still can.
 
-Choosing among the beams (``rerank="label"``, ``--rerank label``): the beam's best output is the
-likeliest text *for the prompt*, and a near-copy of the implied entailment is likely under every
-label's prompt. With the label rerank the search returns all its beams and the generator itself
+Choosing among the beams (``rerank="label"``, ``--rerank label``, the default): the beam's best
+output is the likeliest text *for the prompt*, and a near-copy of the implied entailment is
+likely under every label's prompt. With the label rerank the search returns all its beams and the generator itself
 reads each one under the three label prompts; the output kept is the one whose label the
 generator is surest of, ``log p(text | label) - log sum_l p(text | l)`` (Bayes' rule with equal
 priors; :func:`label_log_posteriors`), among the outputs that meet the constraints when any does.
@@ -301,14 +301,14 @@ class VariantGenerator:
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
                  constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
-                 num_beams: int = 4, max_new_tokens: int = 40, rerank: str = "none",
+                 num_beams: int = 4, max_new_tokens: int = 40, rerank: str = "label",
                  one_sentence: bool = True, batch_size: int = 16) -> list[Variant]:
         """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
         entailment's people and one of its key nouns are kept, a word-for-word copy of it is
         banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
-        (:data:`RERANKS`): ``"none"`` keeps the beam's best output, ``"label"`` the output whose
-        label the generator is surest of (module notes). ``one_sentence``: the variant ends at
-        its first period (INLI's hypotheses are one sentence, 98.4% of train's; the generator
+        (:data:`RERANKS`): ``"label"`` (the default) keeps the output whose label the generator
+        is surest of (module notes), ``"none"`` the beam's best output. ``one_sentence``: the
+        variant ends at its first sentence end (:attr:`sentence_ends`; INLI's hypotheses are one sentence, 98.4% of train's; the generator
         otherwise tends to add a second, or to repeat the first), so the kept people and nouns
         are in that sentence: the engine forbids the end until every set is met."""
         from dpc_decode import TokenizeOptions
@@ -487,9 +487,10 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-copy", action="store_true",
                    help="do not ban a word-for-word copy of the implied entailment")
     p.add_argument("--num-beams", type=int, default=4)
-    p.add_argument("--rerank", choices=RERANKS, default="none",
-                   help="none: the beam's best output; label: of the beams' outputs, the one "
-                   "whose label the generator is surest of")
+    p.add_argument("--rerank", choices=RERANKS, default="label",
+                   help="label (default): of the beams' outputs, the one whose label the "
+                   "generator is surest of; none: the beam's best output (faster, less often "
+                   "of its label)")
     p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.add_argument("--train", default=None, metavar="CSV",
