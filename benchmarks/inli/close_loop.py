@@ -1,0 +1,186 @@
+"""Closing the loop (issue 17, item 4): do generated variants help the classifier?
+
+Train premises the bundled variant generator never saw (it trained on a seeded sample of 1,300;
+:func:`generator_premises` redraws it) are split into a base part A and a held-back part B. For
+B only the implied entailment is taken from the gold data; its explicit entailment, neutral and
+contradiction are written by the generator (``dpc inli variants``' decoding, ``--mode``). The
+classifier is then fine-tuned, per seed, on
+
+- ``base``: A (its four gold hypotheses a premise),
+- ``generated``: A + B with the generated variants (and B's gold implied entailment),
+- ``gold``: A + B with its gold variants (what human-written ones would give: the ceiling),
+
+with the same options and no model selection (fixed epochs, the final weights), and reported on
+all of ``val.csv``: overall and implied-entailment accuracy, mean ± std over seeds. A classifier
+trained on a subset of train is weaker than the bundled one (all of train): the question is the
+difference between the conditions, not the level.
+
+Every stage is cached in RUN and resumable (rerun the same command):
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py generate --run runs/inli/loop
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py train --run runs/inli/loop
+    .venv/bin/python benchmarks/inli/close_loop.py report --run runs/inli/loop
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tasks.datasets import INLI_LABELS, InliRow, read_inli  # noqa: E402
+from tasks.inli.variants import GENERATED_LABELS  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "inli"
+CONDITIONS = ("base", "generated", "gold")
+MODES = {"constrained-rerank": {"constrained": True, "rerank": "label"},
+         "constrained": {"constrained": True, "rerank": "none"},
+         "unconstrained-rerank": {"constrained": False, "rerank": "label"}}
+
+
+def generator_premises(rows: list[InliRow], generator: Path) -> set[str]:
+    """The premises the generator in ``generator`` was trained on (its seeded sample)."""
+    run = json.loads((generator / "generator_run.json").read_text())
+    sample = random.Random(run["seed"]).sample(rows, min(run["max_premises"], len(rows)))
+    if len(sample) * len(run["labels"]) != run["examples"]:
+        sys.exit(f"redrawn sample ({len(sample)} premises) does not match {generator}'s run")
+    return {r.premise for r in sample}
+
+
+def split(args: argparse.Namespace) -> tuple[list[InliRow], list[InliRow]]:
+    """``(A, B)``: disjoint premise texts, none of them seen by the generator."""
+    rows = read_inli(DATA / "train.csv").rows
+    seen = generator_premises(rows, Path(args.generator))
+    premises = sorted({r.premise for r in rows} - seen)
+    random.Random(args.seed).shuffle(premises)
+    # B from the end of the shuffled list, A from its start: B does not depend on --a
+    if args.a + args.b > len(premises):
+        sys.exit(f"--a {args.a} + --b {args.b} is more than the {len(premises)} premises left")
+    a, b = set(premises[:args.a]), set(premises[len(premises) - args.b:])
+    return [r for r in rows if r.premise in a], [r for r in rows if r.premise in b]
+
+
+def generate(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from tasks.inli.variants import VariantGenerator
+
+    _, b = split(args)
+    path = Path(args.run) / f"variants_{args.mode}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = len(path.read_text().splitlines()) if path.exists() else 0
+    if done >= len(b):
+        print(f"cached: {path} ({done} premises)")
+        return
+    gen = VariantGenerator.load(args.generator)
+    bar = tqdm(total=len(b), initial=done, desc=f"variants ({args.mode})", unit="premise")
+    for k in range(done, len(b), args.chunk):
+        part = b[k:k + args.chunk]
+        flat = [(r, lab) for r in part for lab in GENERATED_LABELS]
+        start = time.monotonic()
+        vs = gen.generate([r.premise for r, _ in flat], [r.implied_entailment for r, _ in flat],
+                          [lab for _, lab in flat], **MODES[args.mode])
+        with open(path, "a", encoding="utf-8") as out:
+            for i, r in enumerate(part):
+                out.write(json.dumps({"index": r.index, "seconds": round(
+                    (time.monotonic() - start) / len(part), 2),
+                    **{v.label: v.text for v in vs[3 * i:3 * i + 3]}}) + "\n")
+        bar.update(len(part))
+    bar.close()
+
+
+def training_rows(args: argparse.Namespace, condition: str) -> list[InliRow]:
+    a, b = split(args)
+    if condition == "base":
+        return a
+    if condition == "gold":
+        return a + b
+    path = Path(args.run) / f"variants_{args.mode}.jsonl"
+    made = {rec["index"]: rec for rec in map(json.loads, path.read_text().splitlines())}
+    missing = [r.index for r in b if r.index not in made]
+    if missing:
+        sys.exit(f"{len(missing)} held-back premises have no variants yet: run `generate`")
+    return a + [dataclasses.replace(r, **{lab: made[r.index][lab] for lab in GENERATED_LABELS})
+                for r in b]
+
+
+def train(args: argparse.Namespace) -> None:
+    import torch
+
+    from tasks.inli.classifier import InliClassifier, evaluate
+    from train.cross_encoder import CrossEncoderOptions, train_pair_classifier
+
+    val = read_inli(DATA / "val.csv").rows
+    for seed in args.seeds:
+        for condition in args.conditions:
+            out = Path(args.run) / f"{condition}_{args.mode}_seed{seed}"
+            result = out / "val.json"
+            if result.exists():
+                continue
+            rows = training_rows(args, condition)
+            # a variant decoded to nothing is left out (not trained on as an empty hypothesis)
+            pairs = [(r.premise, r.hypothesis(lab), i) for r in rows
+                     for i, lab in enumerate(INLI_LABELS) if r.hypothesis(lab).strip()]
+            torch.manual_seed(seed)
+            options = CrossEncoderOptions(epochs=args.epochs, batch_size=32, lr=5e-5, seed=seed)
+            model = train_pair_classifier([p for p, _, _ in pairs], [h for _, h, _ in pairs],
+                                          [y for _, _, y in pairs], len(INLI_LABELS), options,
+                                          out=out, label_names=list(INLI_LABELS))
+            rep = evaluate(InliClassifier(model, False), val)
+            result.write_text(json.dumps({
+                "condition": condition, "seed": seed, "mode": args.mode, "pairs": len(pairs),
+                "premises": len(rows), "overall": rep.overall, "implied": rep.implied,
+                "per_label": rep.per_label,
+                "train_minutes": getattr(model, "training_summary", {}).get("train_minutes")},
+                indent=1))
+            print(f"{condition} seed {seed}: overall {rep.overall:.3f} implied {rep.implied:.3f}",
+                  flush=True)
+
+
+def report(args: argparse.Namespace) -> None:
+    results = [json.loads(p.read_text()) for p in sorted(Path(args.run).glob("*/val.json"))]
+    print("| condition | training premises (pairs) | seeds | val overall | val implied |")
+    print("|---|---|---|---|---|")
+    for condition in CONDITIONS:
+        mine = [r for r in results if r["condition"] == condition and r["mode"] == args.mode]
+        if not mine:
+            continue
+
+        def ms(key: str, mine: list = mine) -> str:
+            xs = [r[key] for r in mine]
+            sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+            return f"{statistics.mean(xs):.3f} ± {sd:.3f}"
+
+        print(f"| {condition} | {mine[0]['premises']} ({mine[0]['pairs']}) | "
+              f"{', '.join(str(r['seed']) for r in mine)} | {ms('overall')} | {ms('implied')} |")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("stage", choices=("generate", "train", "report"))
+    p.add_argument("--run", required=True)
+    p.add_argument("--generator", default=str(ROOT / "runs" / "inli" / "generator2"),
+                   help="a generator's training folder (with generator_run.json; default: the "
+                        "run the bundled generator was copied from)")
+    p.add_argument("--mode", choices=list(MODES), default="constrained-rerank")
+    p.add_argument("--a", type=int, default=600, help="base premises")
+    p.add_argument("--b", type=int, default=300, help="held-back premises")
+    p.add_argument("--seed", type=int, default=0, help="seed of the A/B split")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
+    p.add_argument("--epochs", type=float, default=2.0)
+    p.add_argument("--chunk", type=int, default=8)
+    args = p.parse_args()
+    {"generate": generate, "train": train, "report": report}[args.stage](args)
+
+
+if __name__ == "__main__":
+    main()
