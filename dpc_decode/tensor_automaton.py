@@ -95,7 +95,8 @@ def _leaving_positions(moves: np.ndarray) -> torch.Tensor:
 
 @dataclass
 class _Tables:
-    """The tables of every distinct automaton as Python lists, node ids global."""
+    """The tables of every distinct automaton, node ids global: Python lists, and numpy arrays
+    where a table has a row per node (laid out per automaton in one vectorised step)."""
 
     next_node: list[np.ndarray]  # per automaton (nodes, A + 1) int64, global ids
     completes: list[int]
