@@ -373,20 +373,22 @@ class Automaton:
         node = 0
         for pos, t in enumerate(tokens):
             node = self.goto(node, t)
-            boundary = pos + 1 == len(tokens) or not self._continues(tokens[pos + 1])
-            for i, j in sorted(self.ends[node]):
-                if self.whole_word[i][j] and not boundary:
-                    continue
-                length = len(self.sets[i][j])
-                yield Match(i, j, pos + 1 - length, pos + 1)
+            yield from self._matches_at(node, pos, tokens)
+
+    def _matches_at(self, node: int, pos: int, tokens: Sequence[int]) -> Iterator[Match]:
+        """The occurrences that end at ``tokens[pos]``, where the walk is at ``node``."""
+        if not self.ends[node]:
+            return
+        boundary = pos + 1 == len(tokens) or not self._continues(tokens[pos + 1])
+        for i, j in sorted(self.ends[node]):
+            if self.whole_word[i][j] and not boundary:
+                continue
+            yield Match(i, j, pos + 1 - len(self.sets[i][j]), pos + 1)
 
     def first_matches(self, tokens: Sequence[int]) -> dict[int, Match]:
         """For each set met by ``tokens``, the occurrence that met it first (the earliest end;
         among alternatives ending there, the lowest index)."""
-        first: dict[int, Match] = {}
-        for m in self.matches(tokens):
-            first.setdefault(m.set_index, m)
-        return first
+        return self.scan(tokens)[1]
 
     def scan(self, tokens: Sequence[int]) -> tuple[State, dict[int, Match]]:
         """:meth:`run` and :meth:`first_matches` of ``tokens`` in one walk.
@@ -397,17 +399,10 @@ class Automaton:
         (True, 1, 1)
         """
         state, first = self.start(), {}
-        last = len(tokens) - 1
         for pos, t in enumerate(tokens):
             state = self.advance(state, t)
-            ends = self.ends[state.node]
-            if not ends:
-                continue
-            boundary = pos == last or not self._continues(tokens[pos + 1])
-            for i, j in sorted(ends):
-                if i in first or (self.whole_word[i][j] and not boundary):
-                    continue
-                first[i] = Match(i, j, pos + 1 - len(self.sets[i][j]), pos + 1)
+            for m in self._matches_at(state.node, pos, tokens):
+                first.setdefault(m.set_index, m)
         return state, first
 
     # ------------------------------------------------------------------ fewest tokens
@@ -426,6 +421,8 @@ class Automaton:
 
     def met_bits(self, met: int) -> int:
         """``met`` (a bit per set) as the met-bits of the possible sets only."""
+        if not self.impossible_sets:  # every set is possible: its met-bit is its own bit
+            return met
         return sum(b for s, b in enumerate(self.live_bit) if (met >> s) & 1)
 
     def transitions(self) -> list[tuple[int, ...]]:

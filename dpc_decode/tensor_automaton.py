@@ -144,14 +144,13 @@ class _Tables:
             pad = width - k
             # padding letters mirror letter 0; the last column is the root
             full = np.zeros((a.num_nodes, width + 1), dtype=np.int64)
+            moves = np.zeros((a.num_nodes, width), dtype=bool)
             if k:
                 local = np.array(rows, dtype=np.int64).reshape(a.num_nodes, k)
                 full[:, :k] = local
                 full[:, k:width] = local[:, :1]
-            t.next_node.append(full + offset)
-            moves = np.zeros((a.num_nodes, width), dtype=bool)
-            if k:
                 moves[:, :k] = local != 0
+            t.next_node.append(full + offset)
             t.leaving.append(moves)
             live = [s not in a.impossible_sets for s in range(a.num_sets)] + [False] * (num_sets - a.num_sets)
             lengths = [min(n, cap) for n in a.min_length] + [0] * (num_sets - a.num_sets)
@@ -189,12 +188,8 @@ class _Tables:
         self.need_table.append(np.minimum(np.array(table, dtype=np.int64), cap).astype(np.int16))
         self.need_size += len(table)
         self.need_base.extend(range(start, start + width * a.num_nodes, width))
-        if a.impossible_sets:
-            self.completes_bits.extend(a.met_bits(c) for c in a.completes)
-            self.pending_bits.extend(a.met_bits(c) for c in a.pending)
-        else:  # every set is live: met-bits are the met bits themselves
-            self.completes_bits.extend(a.completes)
-            self.pending_bits.extend(a.pending)
+        self.completes_bits.extend(a.met_bits(c) for c in a.completes)
+        self.pending_bits.extend(a.met_bits(c) for c in a.pending)
         self.met_weight.append(list(a.live_bit) + [0] * (num_sets - a.num_sets))
 
 

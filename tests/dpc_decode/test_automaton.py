@@ -257,5 +257,8 @@ def test_scan_is_run_and_first_matches(sets, banned, tokens, data):
     continues = data.draw(st.lists(st.booleans(), min_size=6, max_size=6))
     a = Automaton(sets, banned, whole_word=whole, continues=continues)
     state, first = a.scan(tokens)
+    walked: dict = {}
+    for m in a.matches(tokens):  # the first occurrence of each set, from the matches walk
+        walked.setdefault(m.set_index, m)
     assert state == a.run(tokens)
-    assert first == a.first_matches(tokens)
+    assert first == walked
