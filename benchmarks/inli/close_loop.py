@@ -3,7 +3,8 @@
 Train premises the bundled variant generator never saw (it trained on a seeded sample of 1,300;
 :func:`generator_premises` redraws it) are split into a base part A and a held-back part B. For
 B only the implied entailment is taken from the gold data; its explicit entailment, neutral and
-contradiction are written by the generator (``dpc inli variants``' decoding, ``--mode``). The
+contradiction are written by the generator (``dpc inli variants``' decoding, ``--mode``, through
+``measure_variants.py``'s cached generation). The
 classifier is then fine-tuned, per seed, on
 
 - ``base``: A (its four gold hypotheses a premise),
@@ -30,26 +31,25 @@ import json
 import random
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tasks.datasets import INLI_LABELS, InliRow, read_inli  # noqa: E402
-from tasks.inli.variants import GENERATED_LABELS  # noqa: E402
+import measure_variants  # noqa: E402
+
+from tasks.datasets import InliRow, read_inli  # noqa: E402
+from tasks.inli.variants import GENERATED_LABELS, RUN_FILE, training_premises  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "inli"
 CONDITIONS = ("base", "generated", "gold")
-MODES = {"constrained-rerank": {"constrained": True, "rerank": "label"},
-         "constrained": {"constrained": True, "rerank": "none"},
-         "unconstrained-rerank": {"constrained": False, "rerank": "label"}}
 
 
 def generator_premises(rows: list[InliRow], generator: Path) -> set[str]:
     """The premises the generator in ``generator`` was trained on (its seeded sample)."""
-    run = json.loads((generator / "generator_run.json").read_text())
-    sample = random.Random(run["seed"]).sample(rows, min(run["max_premises"], len(rows)))
+    run = json.loads((generator / RUN_FILE).read_text())
+    sample = training_premises(rows, run["max_premises"], run["seed"])
     if len(sample) * len(run["labels"]) != run["examples"]:
         sys.exit(f"redrawn sample ({len(sample)} premises) does not match {generator}'s run")
     return {r.premise for r in sample}
@@ -69,32 +69,9 @@ def split(args: argparse.Namespace) -> tuple[list[InliRow], list[InliRow]]:
 
 
 def generate(args: argparse.Namespace) -> None:
-    from tqdm import tqdm
-
-    from tasks.inli.variants import VariantGenerator
-
-    _, b = split(args)
-    path = Path(args.run) / f"variants_{args.mode}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    done = len(path.read_text().splitlines()) if path.exists() else 0
-    if done >= len(b):
-        print(f"cached: {path} ({done} premises)")
-        return
-    gen = VariantGenerator.load(args.generator)
-    bar = tqdm(total=len(b), initial=done, desc=f"variants ({args.mode})", unit="premise")
-    for k in range(done, len(b), args.chunk):
-        part = b[k:k + args.chunk]
-        flat = [(r, lab) for r in part for lab in GENERATED_LABELS]
-        start = time.monotonic()
-        vs = gen.generate([r.premise for r, _ in flat], [r.implied_entailment for r, _ in flat],
-                          [lab for _, lab in flat], **MODES[args.mode])
-        with open(path, "a", encoding="utf-8") as out:
-            for i, r in enumerate(part):
-                out.write(json.dumps({"index": r.index, "seconds": round(
-                    (time.monotonic() - start) / len(part), 2),
-                    **{v.label: v.text for v in vs[3 * i:3 * i + 3]}}) + "\n")
-        bar.update(len(part))
-    bar.close()
+    """B's variants in ``RUN/variants_<mode>.jsonl`` (cached, resumable)."""
+    Path(args.run).mkdir(parents=True, exist_ok=True)
+    measure_variants.generate(args, split(args)[1], [args.mode])
 
 
 def training_rows(args: argparse.Namespace, condition: str) -> list[InliRow]:
@@ -115,7 +92,8 @@ def training_rows(args: argparse.Namespace, condition: str) -> list[InliRow]:
 def train(args: argparse.Namespace) -> None:
     import torch
 
-    from tasks.inli.classifier import InliClassifier, evaluate
+    from tasks.datasets import INLI_LABELS
+    from tasks.inli.classifier import InliClassifier, evaluate, examples
     from train.cross_encoder import CrossEncoderOptions, train_pair_classifier
 
     val = read_inli(DATA / "val.csv").rows
@@ -127,12 +105,11 @@ def train(args: argparse.Namespace) -> None:
                 continue
             rows = training_rows(args, condition)
             # a variant decoded to nothing is left out (not trained on as an empty hypothesis)
-            pairs = [(r.premise, r.hypothesis(lab), i) for r in rows
-                     for i, lab in enumerate(INLI_LABELS) if r.hypothesis(lab).strip()]
+            pairs = [x for x in zip(*examples(rows)) if x[1].strip()]
             torch.manual_seed(seed)
             options = CrossEncoderOptions(epochs=args.epochs, batch_size=32, lr=5e-5, seed=seed)
-            model = train_pair_classifier([p for p, _, _ in pairs], [h for _, h, _ in pairs],
-                                          [y for _, _, y in pairs], len(INLI_LABELS), options,
+            premises, hypotheses, labels = map(list, zip(*pairs))
+            model = train_pair_classifier(premises, hypotheses, labels, len(INLI_LABELS), options,
                                           out=out, label_names=list(INLI_LABELS))
             rep = evaluate(InliClassifier(model, False), val)
             result.write_text(json.dumps({
@@ -170,7 +147,7 @@ def main() -> None:
     p.add_argument("--generator", default=str(ROOT / "runs" / "inli" / "generator2"),
                    help="a generator's training folder (with generator_run.json; default: the "
                         "run the bundled generator was copied from)")
-    p.add_argument("--mode", choices=list(MODES), default="constrained-rerank")
+    p.add_argument("--mode", choices=measure_variants.MODES, default="constrained-rerank")
     p.add_argument("--a", type=int, default=600, help="base premises")
     p.add_argument("--b", type=int, default=300, help="held-back premises")
     p.add_argument("--seed", type=int, default=0, help="seed of the A/B split")
@@ -178,6 +155,10 @@ def main() -> None:
     p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     p.add_argument("--epochs", type=float, default=2.0)
     p.add_argument("--chunk", type=int, default=8)
+    p.add_argument("--num-beams", type=int, default=4)
+    p.add_argument("--max-new-tokens", type=int, default=40)
+    p.add_argument("--max-minutes", type=float, default=float("inf"),
+                   help="stop generating new chunks after this many minutes")
     args = p.parse_args()
     {"generate": generate, "train": train, "report": report}[args.stage](args)
 

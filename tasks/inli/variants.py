@@ -23,10 +23,11 @@ calls an implied entailment) cannot be written; a one-word edit still can.
 
 Choosing among the beams (``rerank="label"``, ``--rerank label``, the default): the beam's best
 output is the likeliest text *for the prompt*, and a near-copy of the implied entailment is
-likely under every label's prompt. With the label rerank the search returns all its beams and the generator itself
-reads each one under the three label prompts; the output kept is the one whose label the
-generator is surest of, ``log p(text | label) - log sum_l p(text | l)`` (Bayes' rule with equal
-priors; :func:`label_log_posteriors`), among the outputs that meet the constraints when any does.
+likely under every label's prompt. With the label rerank the search returns all its beams and
+the generator itself reads each one under the three label prompts; the output kept is the one
+whose label the generator is surest of, ``log p(text | label) - log sum_l p(text | l)`` (Bayes'
+rule with equal priors; :func:`label_log_posteriors`), among the outputs that meet the
+constraints when any does.
 No classifier is involved: the classifier that judges agreement is not the one that chooses.
 
 Devices (:mod:`dpc_device`): :func:`train_generator` trains on ``device=`` under autocast in
@@ -70,9 +71,9 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["GENERATED_LABELS", "NEGATION_BANS", "RERANKS", "SENTENCE_END",
-           "GeneratorTrainOptions", "Variant", "VariantGenerator", "add_variants_arguments", "copy_ban", "keep_constraints",
-           "label_log_posteriors", "negated", "parse_labels", "prompt",
-           "train_generator", "word_edit_distance"]
+           "GeneratorTrainOptions", "Variant", "VariantGenerator", "add_variants_arguments",
+           "copy_ban", "keep_constraints", "label_log_posteriors", "negated", "parse_labels",
+           "prompt", "training_premises", "train_generator", "word_edit_distance"]
 
 #: The labels a variant can have (the implied entailment is the input).
 GENERATED_LABELS = ("explicit_entailment", "neutral", "contradiction")
@@ -261,11 +262,15 @@ class VariantGenerator:
         #: bracket (``.``, ``?``, ``!"``, ``.)``; an ellipsis does not end one).
         self.sentence_ends = {i: t.strip() for i, t in enumerate(texts)
                               if SENTENCE_END.fullmatch(t.strip()) and i not in self.eos}
-        self.sentence_end = list(self.sentence_ends)
         #: Tokens that hold a line break but do not end the variant (``."\n``, ``!\n\n``, ...):
         #: never generated. A variant is its first line, so text after such a token would be
         #: cut off after decoding, and with it a kept word the engine had counted as met.
         self.line_breaks = [i for i, t in enumerate(texts) if "\n" in t and i not in self.eos]
+
+    @property
+    def sentence_end(self) -> list[int]:
+        """The ids of :attr:`sentence_ends`, as the engine's extra EOS ids."""
+        return list(self.sentence_ends)
 
     @classmethod
     def load(cls, folder: str | Path, *, device: str | torch.device | None = None,
@@ -308,9 +313,10 @@ class VariantGenerator:
         banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
         (:data:`RERANKS`): ``"label"`` (the default) keeps the output whose label the generator
         is surest of (module notes), ``"none"`` the beam's best output. ``one_sentence``: the
-        variant ends at its first sentence end (:attr:`sentence_ends`; INLI's hypotheses are one sentence, 98.4% of train's; the generator
-        otherwise tends to add a second, or to repeat the first), so the kept people and nouns
-        are in that sentence: the engine forbids the end until every set is met."""
+        variant ends at its first sentence end (:attr:`sentence_ends`; INLI's hypotheses are one
+        sentence, 98.4% of train's; the generator otherwise tends to add a second, or to repeat
+        the first), so the kept people and nouns are in that sentence: the engine forbids the
+        end until every set is met."""
         from dpc_decode import TokenizeOptions
         from dpc_decode import generate as dpc_generate
 
@@ -429,6 +435,22 @@ def _examples(rows: Sequence[InliRow], labels: Sequence[str]) -> list[tuple[str,
             for r in rows for lab in labels]
 
 
+def training_premises(rows: Sequence[InliRow], max_premises: int | None, seed: int
+                      ) -> list[InliRow]:
+    """The rows :func:`train_generator` trains on: all of them, or a seeded sample of
+    ``max_premises`` (so a study can tell which premises a generator has seen).
+
+    >>> rows = [InliRow(str(i), "d", f"p{i}", "a", "b", "c", "d") for i in range(10)]
+    >>> picked = training_premises(rows, 3, 0)
+    >>> len(picked), picked == training_premises(rows, 3, 0), len(training_premises(rows, None, 0))
+    (3, True, 10)
+    """
+    rows = list(rows)
+    if not max_premises:
+        return rows
+    return random.Random(seed).sample(rows, min(max_premises, len(rows)))
+
+
 def train_generator(rows: Sequence[InliRow], out: str | Path, options: GeneratorTrainOptions,
                     *, device: str | torch.device | None = None,
                     dtype: str | torch.dtype | None = None) -> dict[str, Any]:
@@ -443,9 +465,7 @@ def train_generator(rows: Sequence[InliRow], out: str | Path, options: Generator
     where, _ = resolve_training(device, dtype)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    rows = list(rows)
-    if options.max_premises:
-        rows = random.Random(options.seed).sample(rows, min(options.max_premises, len(rows)))
+    rows = training_premises(rows, options.max_premises, options.seed)
     data = _examples(rows, options.labels)
     if not data:
         raise TaskError("no training examples for the variant generator")
