@@ -138,6 +138,17 @@ def report(args: argparse.Namespace) -> None:
 
         print(f"| {condition} | {mine[0]['premises']} ({mine[0]['pairs']}) | "
               f"{', '.join(str(r['seed']) for r in mine)} | {ms('overall')} | {ms('implied')} |")
+    print()
+    by = {(r["condition"], r["seed"]): r for r in results if r["mode"] == args.mode}
+    for condition in CONDITIONS:
+        mine = [r for (c, _), r in sorted(by.items()) if c == condition]
+        if not mine:
+            continue
+        labels = {lab: round(statistics.mean(r["per_label"][lab] for r in mine), 3)
+                  for lab in mine[0]["per_label"]}
+        gain = [round(r["overall"] - by[("base", r["seed"])]["overall"], 3) for r in mine
+                if ("base", r["seed"]) in by]
+        print(f"{condition}: per-label means {labels}; overall minus the same seed's base {gain}")
 
 
 def main() -> None:
