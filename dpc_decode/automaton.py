@@ -48,6 +48,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 
 from dpc_decode.errors import ConstraintError
 
@@ -125,6 +126,10 @@ def validate_token_constraints(
 
 
 def check_phrase(phrase: object, where: str, vocab_size: int | None) -> None:
+    if type(phrase) in (tuple, list) and phrase and all(type(t) is int for t in phrase):  # type: ignore[attr-defined]
+        # the usual case, checked at C speed: a non-empty list of plain ints
+        if min(phrase) >= 0 and (vocab_size is None or max(phrase) < vocab_size):  # type: ignore[type-var]
+            return
     if isinstance(phrase, (str, bytes)) or not isinstance(phrase, Sequence):
         raise ConstraintError(f"{where} must be a list of token ids, got {phrase!r}")
     if len(phrase) == 0:
@@ -244,12 +249,15 @@ class Automaton:
             node = queue.popleft()
             self.order.append(node)
             f = self.fail[node]
-            inherited = self.ends[f] if node else ()
-            self.ends[node] = tuple(own_ends[node]) + inherited
-            exact = [e for e in own_ends[node] if not self.whole_word[e[0]][e[1]]]
-            whole = [e for e in own_ends[node] if self.whole_word[e[0]][e[1]]]
+            own = own_ends[node]
+            self.ends[node] = (tuple(own) + self.ends[f]) if node else tuple(own)
+            if self.has_whole_word:
+                exact = [e for e in own if not self.whole_word[e[0]][e[1]]]
+                whole = [e for e in own if self.whole_word[e[0]][e[1]]]
+                self.pending[node] = self._mask(whole) | (self.pending[f] if node else 0)
+            else:
+                exact = own
             self.completes[node] = self._mask(exact) | (self.completes[f] if node else 0)
-            self.pending[node] = self._mask(whole) | (self.pending[f] if node else 0)
             self.violation[node] = own_banned[node] or (self.violation[f] if node else False)
             for t, child in self.children[node].items():
                 self.fail[child] = 0 if node == 0 else self._goto_from(self.fail[node], t)
@@ -257,7 +265,8 @@ class Automaton:
 
         # Dead alternatives (contain a banned phrase) and impossible sets (every alternative dead).
         self.dead: list[list[bool]] = [
-            [self._contains_banned(alt) for alt in alternatives] for alternatives in self.sets
+            [bool(self.banned) and self._contains_banned(alt) for alt in alternatives]
+            for alternatives in self.sets
         ]
         self.impossible_sets: tuple[int, ...] = tuple(
             i for i, d in enumerate(self.dead) if all(d)
@@ -432,6 +441,8 @@ class Automaton:
         rows: list[dict[int, int]] = [{}] * self.num_nodes
         for node in self.order:  # a node's failure target comes earlier in breadth-first order
             rows[node] = {**rows[self.fail[node]], **self.children[node]} if node else dict(self.children[0])
+        if not self.banned:  # no violation node
+            return [tuple(sorted({0, *row.values()})) for row in rows]
         return [
             tuple(sorted(w for w in {0, *row.values()} if not self.violation[w])) for row in rows
         ]
@@ -527,7 +538,7 @@ class Automaton:
                         dist[v] = d
                         queue.append(v)
             layers[bits] = dist
-        return tuple(layers[b][v] for v in range(n) for b in range(full + 1))
+        return tuple(chain.from_iterable(zip(*layers)))  # node-major: entry node << L | bits
 
     @property
     def need_is_exact(self) -> bool:

@@ -24,7 +24,10 @@ import torch
 from dpc_decode.options import DecodeOptions
 from dpc_decode.tensor_automaton import RowTables, Successors, TensorAutomaton
 
-__all__ = ["apply_step_masks", "mask_constraints", "mask_eos", "mask_repeated_ngrams", "needs_state"]
+__all__ = [
+    "apply_step_masks", "is_eos_token", "mask_constraints", "mask_eos", "mask_repeated_ngrams",
+    "needs_state",
+]
 
 NEG_INF = float("-inf")
 
@@ -68,7 +71,9 @@ def mask_constraints(
         allowed = fits if allowed is None else allowed & fits  # (hyps, A)
         # Any token outside the alphabet leads back to the root, keeping only the sets met.
         blocked = ~infeasible & (root_need > after)  # (hyps,)
-        log_probs.masked_fill_(blocked.unsqueeze(1), NEG_INF)
+        # A row of -inf or 0 added, not a broadcast masked_fill_: on a CPU that is ~14x slower
+        # (1.3 ms against 0.09 ms for 1,500 x 1,000); x + 0 is x, so the values are the same.
+        log_probs.add_(torch.where(blocked, NEG_INF, 0.0).unsqueeze(1))
         if piece_need is not None:  # ... and the pending ones, unless it continues the word
             pieces = ~infeasible & ~blocked & (piece_need > after)  # (hyps,)
             continues = automaton.vocab_continues(log_probs.shape[1])  # (vocab,)
@@ -93,6 +98,21 @@ def mask_eos(
         cols = log_probs[:, eos]  # (hyps, n_eos)
         log_probs[:, eos] = cols.masked_fill(blocked.unsqueeze(1), NEG_INF)
     return log_probs
+
+
+def is_eos_token(tokens: torch.Tensor, eos: torch.Tensor) -> torch.Tensor:
+    """Whether each token is an EOS id (``eos`` (n_eos,)): one comparison for the usual single
+    id, where ``torch.isin`` costs ~9x as much on a CPU (its size is known on the host: no sync).
+
+    >>> import torch
+    >>> is_eos_token(torch.tensor([[3, 1]]), torch.tensor([1])).tolist()
+    [[False, True]]
+    """
+    if eos.numel() == 1:
+        return tokens == eos
+    if eos.numel() == 0:
+        return torch.zeros_like(tokens, dtype=torch.bool)
+    return torch.isin(tokens, eos)
 
 
 def mask_repeated_ngrams(log_probs: torch.Tensor, generated: torch.Tensor, n: int) -> torch.Tensor:

@@ -33,7 +33,7 @@ from dpc_decode.batch import DecodeBatch, Inputs, chunks, gc_paused, inference, 
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, Relaxation
 from dpc_decode.generation_config import score_settings
-from dpc_decode.masks import apply_step_masks
+from dpc_decode.masks import apply_step_masks, is_eos_token
 from dpc_decode.model_runner import ModelRunner, scored_runner
 from dpc_decode.options import SamplingOptions
 from dpc_decode.outputs import GeneratedSequence
@@ -126,7 +126,7 @@ def _sample_batch(
         total += torch.where(live, log_probs.gather(1, choice.unsqueeze(1)).squeeze(1), 0.0)
         lengths += live.long()
         tokens[:, step] = choice
-        ends = live & torch.isin(choice, eos)
+        ends = live & is_eos_token(choice, eos)
         finished |= ends
         stuck |= dead & ~done
         done |= ends | dead

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from dpc_decode.beam import dba_order, lexsort
-from dpc_decode.masks import apply_step_masks, needs_state
+from dpc_decode.masks import apply_step_masks, is_eos_token, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
 from dpc_decode.processors import apply_processors
@@ -321,7 +321,7 @@ def beam_search(
         score = _drop_repeats(parent, token, score, vocab)
         valid = torch.isfinite(score)  # (B, C)
         order = dba_order(bank, score, valid)  # (B, C)
-        is_eos = torch.isin(token, eos)
+        is_eos = is_eos_token(token, eos)
 
         # Finished pool: ending candidates among the first `beams` in allocation order.
         head = order[:, :beams]  # (B, K)

@@ -42,7 +42,8 @@ Automata without whole-word alternatives skip every one of these operations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import chain
 from typing import Literal
 
 import numpy as np
@@ -61,7 +62,7 @@ SYMBOL_TABLE_BUDGET = 2**24
 def _bit_matrix(masks: list[int], width: int) -> torch.Tensor:
     """(len(masks), width) booleans: bit s of masks[i]."""
     if width <= 62:
-        values = torch.tensor(masks, dtype=torch.long).unsqueeze(1)
+        values = torch.from_numpy(np.array(masks, dtype=np.int64)).unsqueeze(1)
         return ((values >> torch.arange(width)) & 1).bool()
     return torch.tensor([[bool((m >> s) & 1) for s in range(width)] for m in masks], dtype=torch.bool)
 
@@ -95,102 +96,181 @@ def _leaving_positions(moves: np.ndarray) -> torch.Tensor:
 
 @dataclass
 class _Tables:
-    """The tables of every distinct automaton, node ids global: Python lists, and numpy arrays
-    where a table has a row per node (laid out per automaton in one vectorised step)."""
+    """The tables of every distinct automaton, node ids global, as numpy arrays: each field is
+    gathered from the automata into one flat Python list (``list.extend``, no per-automaton
+    array) and laid out for all of them at once, so compiling 300 distinct automata costs a
+    handful of numpy calls, not a few per automaton."""
 
-    next_node: list[np.ndarray]  # per automaton (nodes, A + 1) int64, global ids
-    completes: list[int]
+    offsets: np.ndarray  # (D,) global id of each distinct automaton's root
+    node_auto: np.ndarray  # (N,) distinct automaton of each node
+    letters: np.ndarray  # (D, A) each automaton's sorted tokens; padding repeats its first (0: none)
+    letter_count: np.ndarray  # (D,) tokens in each alphabet (k)
+    next_node: np.ndarray  # (N, A + 1) int64 global ids; padding letters mirror letter 0, the
+    #                        last column (a token outside the alphabet) is the root
+    leaving: np.ndarray  # (N, A) bool: a letter's transition leaves the root
+    completes: list[int]  # (N,) met-masks: Python ints (more than 63 sets do not fit an int64)
     pending: list[int]
     useful: list[int]
-    violation: list[bool]
-    depth: list[int]
-    gain: list[np.ndarray]  # per automaton (nodes, S) int64
-    offsets: list[int]
-    alphabet: list[list[int]]
-    alphabet_valid: list[list[bool]]
-    min_length: list[list[int]]
-    initial_met: list[list[bool]]
-    # Per automaton (nodes, A) bool: whether a symbol's transition leaves the root (every
-    # letter that can advance a set from there: one that meets a set or starts or continues a
-    # match does).
-    leaving: list[np.ndarray] = field(default_factory=list)
+    violation: np.ndarray  # (N,) bool
+    depth: np.ndarray  # (N,) int64
+    gain: np.ndarray  # (N, S) int16
+    min_length: np.ndarray  # (D, S) int16: 0 for padding and impossible sets
+    initial_met: np.ndarray  # (D, S) bool: padding and impossible sets start met
+    exact: np.ndarray  # (D,) bool: the automaton has an exact need table
     # Exact need (Automaton.exact_need_table): entry 0 is a 0 that every node of an automaton
     # without a table points at (its met weights are 0, so it is the only entry read there).
-    need_table: list[np.ndarray] = field(default_factory=lambda: [np.zeros(1, np.int16)])
-    need_size: int = 1  # entries in need_table's parts
-    need_base: list[int] = field(default_factory=list)  # per node: where its row of the table starts
-    completes_bits: list[int] = field(default_factory=list)  # per node: met-bits it completes
-    pending_bits: list[int] = field(default_factory=list)  # per node: met-bits pending there
-    met_weight: list[list[int]] = field(default_factory=list)  # per automaton: each set's met-bit
-    exact: list[bool] = field(default_factory=list)  # per automaton: need is exact
+    need_table: np.ndarray  # (entries,) int16
+    need_base: np.ndarray  # (N,) int64: where the node's row of the table starts
+    completes_bits: np.ndarray  # (N,) int64 met-bits completed on reaching the node (0: no table)
+    pending_bits: np.ndarray  # (N,) int64 met-bits pending there (0: no table)
+    met_weight: np.ndarray  # (D, S) int64: each set's met-bit (0: padding, impossible, no table)
 
     @classmethod
-    def build(cls, distinct: Sequence[Automaton], letters: list[list[int]], width: int,
-              num_sets: int) -> _Tables:
-        t = cls([], [], [], [], [], [], [], [], [], [], [], [])
-        cap = 2**15 - 1  # gains and lengths are int16; "remaining" of an impossible set is huge
-        for a, alphabet in zip(distinct, letters):
-            offset, k = len(t.depth), len(alphabet)
-            t.offsets.append(offset)
-            column = {tok: j for j, tok in enumerate(alphabet)}
-            # DFA rows in breadth-first order: a node's row is its failure target's row with its
-            # own children written over it (failure targets come earlier in that order).
-            rows: list[list[int]] = [[]] * a.num_nodes
-            for node in a.order:
-                row = rows[a.fail[node]].copy() if node else [0] * k
-                for tok, child in a.children[node].items():
-                    row[column[tok]] = child
-                rows[node] = row
-            pad = width - k
-            # padding letters mirror letter 0; the last column is the root
-            full = np.zeros((a.num_nodes, width + 1), dtype=np.int64)
-            moves = np.zeros((a.num_nodes, width), dtype=bool)
-            if k:
-                local = np.array(rows, dtype=np.int64).reshape(a.num_nodes, k)
-                full[:, :k] = local
-                full[:, k:width] = local[:, :1]
-                moves[:, :k] = local != 0
-            t.next_node.append(full + offset)
-            t.leaving.append(moves)
-            live = [s not in a.impossible_sets for s in range(a.num_sets)] + [False] * (num_sets - a.num_sets)
-            lengths = [min(n, cap) for n in a.min_length] + [0] * (num_sets - a.num_sets)
-            remaining = np.zeros((a.num_nodes, num_sets), dtype=np.int64)
-            if a.num_sets:
-                remaining[:, :a.num_sets] = np.minimum(
-                    np.array(a.remaining, dtype=np.int64).reshape(a.num_nodes, a.num_sets), cap)
-            t.gain.append(np.where(np.array(live, dtype=bool),
-                                   np.array(lengths, dtype=np.int64) - remaining, 0))
-            t.completes.extend(a.completes)
-            t.pending.extend(a.pending)
-            t.useful.extend(a.useful)
-            t.violation.extend(a.violation)
-            t.depth.extend(a.depth)
-            t.alphabet.append(alphabet + alphabet[:1] * pad if k else [0] * width)
-            t.alphabet_valid.append([True] * k + [False] * pad)
-            t.min_length.append([n if ok else 0 for n, ok in zip(lengths, live)])
-            t.initial_met.append([not ok for ok in live])
-            t.add_exact_need(a, num_sets)
-        return t
+    def build(cls, distinct: Sequence[Automaton], num_sets: int) -> _Tables:
+        cap = 2**15 - 1  # gains, lengths and needs are int16; "remaining" of an impossible set is huge
+        sizes: list[int] = []
+        fail: list[int] = []
+        depth: list[int] = []
+        completes: list[int] = []
+        pending: list[int] = []
+        useful: list[int] = []
+        violation: list[bool] = []
+        remaining: list[int] = []  # (N, S) flat, impossible and padding sets as they come
+        edge_parent: list[int] = []  # local ids
+        edge_token: list[int] = []
+        edge_child: list[int] = []
+        edge_count: list[int] = []
+        live: list[bool] = []  # (D, S) flat
+        lengths: list[int] = []  # (D, S) flat
+        need: list[int] = [0]
+        need_start: list[int] = []  # (D,): 0 without a table
+        need_width: list[int] = []  # (D,): 0 without a table
+        completes_bits: list[int] = []
+        pending_bits: list[int] = []
+        met_weight: list[int] = []  # (D, S) flat
+        for a in distinct:
+            n, pad = a.num_nodes, num_sets - a.num_sets
+            sizes.append(n)
+            fail.extend(a.fail)
+            depth.extend(a.depth)
+            completes.extend(a.completes)
+            pending.extend(a.pending)
+            useful.extend(a.useful)
+            violation.extend(a.violation)
+            if pad:
+                for row in a.remaining:
+                    remaining.extend(row)
+                    remaining.extend([0] * pad)
+            else:
+                remaining.extend(chain.from_iterable(a.remaining))
+            count = 0
+            for v, children in enumerate(a.children):
+                if children:
+                    edge_parent.extend([v] * len(children))
+                    edge_token.extend(children)
+                    edge_child.extend(children.values())
+                    count += len(children)
+            edge_count.append(count)
+            ok = [s not in a.impossible_sets for s in range(a.num_sets)]
+            live.extend(ok)
+            live.extend([False] * pad)
+            lengths.extend(a.min_length)
+            lengths.extend([0] * pad)
+            table = a.exact_need_table
+            if table is None:
+                need_start.append(0)
+                need_width.append(0)
+                completes_bits.extend([0] * n)
+                pending_bits.extend([0] * n)
+                met_weight.extend([0] * num_sets)
+                continue
+            need_start.append(len(need))
+            need_width.append(1 << sum(ok))
+            need.extend(table)
+            if a.impossible_sets:
+                completes_bits.extend(a.met_bits(c) for c in a.completes)
+                pending_bits.extend(a.met_bits(p) for p in a.pending)
+            else:  # met_bits is the identity
+                completes_bits.extend(a.completes)
+                pending_bits.extend(a.pending)
+            met_weight.extend(a.live_bit)
+            met_weight.extend([0] * pad)
 
-    def add_exact_need(self, a: Automaton, num_sets: int) -> None:
-        """Lay out ``a``'s exact need table, or point its nodes at the shared 0 when it has none."""
-        table = a.exact_need_table
-        self.exact.append(table is not None)
-        if table is None:
-            self.need_base.extend([0] * a.num_nodes)
-            self.completes_bits.extend([0] * a.num_nodes)
-            self.pending_bits.extend([0] * a.num_nodes)
-            self.met_weight.append([0] * num_sets)
-            return
-        cap = 2**15 - 1  # int16, as gain and min_length
-        width = 1 << sum(1 for b in a.live_bit if b)
-        start = self.need_size
-        self.need_table.append(np.minimum(np.array(table, dtype=np.int64), cap).astype(np.int16))
-        self.need_size += len(table)
-        self.need_base.extend(range(start, start + width * a.num_nodes, width))
-        self.completes_bits.extend(a.met_bits(c) for c in a.completes)
-        self.pending_bits.extend(a.met_bits(c) for c in a.pending)
-        self.met_weight.append(list(a.live_bit) + [0] * (num_sets - a.num_sets))
+        count_d = len(distinct)
+        size = np.array(sizes, dtype=np.int64)
+        offsets = np.cumsum(size) - size
+        node_auto = np.repeat(np.arange(count_d), size)
+        total = int(size.sum())
+        local = np.arange(total, dtype=np.int64) - offsets[node_auto]
+        depth_a = np.array(depth, dtype=np.int64)
+
+        # Alphabets: the sorted distinct tokens of each automaton's edges, in one np.unique of
+        # (automaton, token) keys; an edge's letter column is its key's rank within its automaton.
+        edge_auto = np.repeat(np.arange(count_d), edge_count)
+        parent = np.array(edge_parent, dtype=np.int64) + offsets[edge_auto]
+        child = np.array(edge_child, dtype=np.int64) + offsets[edge_auto]
+        token = np.array(edge_token, dtype=np.int64)
+        span = int(token.max(initial=0)) + 1
+        keys, column = np.unique(edge_auto * span + token, return_inverse=True)
+        key_auto = keys // span
+        k = np.bincount(key_auto, minlength=count_d)
+        first_key = np.cumsum(k) - k
+        column = column.reshape(-1) - first_key[edge_auto]
+        width = max(int(k.max(initial=0)), 1)
+        key_column = np.arange(len(keys)) - first_key[key_auto]
+        letters = np.zeros((count_d, width), dtype=np.int64)
+        letters[key_auto, key_column] = keys % span
+        padded = np.arange(width)[None, :] >= k[:, None]  # (D, A)
+        letters = np.where(padded, letters[:, :1], letters)
+
+        # DFA rows in breadth-first layers (a failure target is shallower): a node's row is its
+        # failure target's row with its own children written over it; a root's row leads home.
+        root_of = offsets[node_auto]  # (N,)
+        nxt = np.empty((total, width + 1), dtype=np.int64)
+        edge_depth = depth_a[parent]
+        fail_g = np.array(fail, dtype=np.int64) + root_of
+        for level in range(int(depth_a.max(initial=0)) + 1):
+            nodes = np.flatnonzero(depth_a == level)
+            if level == 0:
+                nxt[nodes] = root_of[nodes, None]
+            else:
+                nxt[nodes] = nxt[fail_g[nodes]]
+            at = edge_depth == level
+            nxt[parent[at], column[at]] = child[at]
+        node_padded = padded[node_auto]  # (N, A)
+        letter_next = nxt[:, :width]
+        leaving = (letter_next != root_of[:, None]) & ~node_padded
+        nxt[:, :width] = np.where(node_padded, letter_next[:, :1], letter_next)
+        nxt[:, width] = root_of
+
+        live_a = np.array(live, dtype=bool).reshape(count_d, num_sets)
+        length_a = np.minimum(np.array(lengths, dtype=np.int64).reshape(count_d, num_sets), cap)
+        rem = np.minimum(np.array(remaining, dtype=np.int64).reshape(total, num_sets), cap)
+        gain = np.where(live_a[node_auto], length_a[node_auto] - rem, 0).astype(np.int16)
+        start = np.array(need_start, dtype=np.int64)
+        exact = np.array(need_width, dtype=np.int64) > 0
+        return cls(
+            offsets=offsets,
+            node_auto=node_auto,
+            letters=letters,
+            letter_count=k,
+            next_node=nxt,
+            leaving=leaving,
+            completes=completes,
+            pending=pending,
+            useful=useful,
+            violation=np.array(violation, dtype=bool),
+            depth=depth_a,
+            gain=gain,
+            min_length=np.where(live_a, length_a, 0).astype(np.int16),
+            initial_met=~live_a,
+            exact=exact,
+            need_table=np.minimum(np.array(need, dtype=np.int64), cap).astype(np.int16),
+            need_base=start[node_auto] + local * np.array(need_width, dtype=np.int64)[node_auto],
+            completes_bits=np.array(completes_bits, dtype=np.int64),
+            pending_bits=np.array(pending_bits, dtype=np.int64),
+            met_weight=np.array(met_weight, dtype=np.int64).reshape(count_d, num_sets),
+        )
 
 
 @dataclass(frozen=True)
@@ -295,58 +375,54 @@ class TensorAutomaton:
                 index[id(a)] = len(distinct)
                 distinct.append(a)
             block.append(index[id(a)])
-        letters = [sorted({t for n in a.children for t in n}) for a in distinct]
-        width = max([len(al) for al in letters] + [1])
-        t = _Tables.build(distinct, letters, width, num_sets)
+        t = _Tables.build(distinct, num_sets)
         continues = _continues_table(distinct, vocab_size)
+        width = t.letters.shape[1]
 
         block_t = torch.tensor(block, dtype=torch.long)
-        next_node = torch.from_numpy(np.concatenate(t.next_node))
-        depth = torch.tensor(t.depth, dtype=torch.long)
+        next_node = torch.from_numpy(t.next_node)
+        depth = torch.from_numpy(t.depth)
         useful = _bit_matrix(t.useful, num_sets)
         ww = continues is not None  # the pending tables are read only with whole-word rows
         pending = _bit_matrix(t.pending, num_sets) if ww else None
-        top = max([al[-1] for al in letters if al] + [0])
+        valid = np.arange(width)[None, :] < t.letter_count[:, None]  # (D, A)
+        top = int(t.letters[valid].max(initial=0))
         columns = vocab_size if vocab_size is not None else top + 2
         # The symbol table is written where it lives: only its entries travel (it can be tens of
         # megabytes, every other entry "outside the alphabet").
-        sizes = [len(al) for al in letters]
-        entries = torch.from_numpy(np.stack([
-            np.repeat(np.arange(len(letters), dtype=np.int64), sizes),
-            np.fromiter((tok for al in letters for tok in al), dtype=np.int64, count=sum(sizes)),
-            np.concatenate([np.arange(n, dtype=np.int64) for n in sizes]),
-        ], axis=1) if any(sizes) else np.zeros((1, 3), dtype=np.int64))
-        sentinel = torch.iinfo(torch.long).max  # above every token id
-        sorted_alphabet = torch.tensor(
-            [al + [sentinel] * (width + 1 - len(al)) for al in letters], dtype=torch.long
-        )
+        auto, column = np.nonzero(valid)
+        entries = torch.from_numpy(
+            np.stack([auto, t.letters[auto, column], column], axis=1) if len(auto)
+            else np.zeros((1, 3), dtype=np.int64))
+        sentinel = np.iinfo(np.int64).max  # above every token id
+        sorted_alphabet = np.full((len(distinct), width + 1), sentinel, dtype=np.int64)
+        sorted_alphabet[:, :width] = np.where(valid, t.letters, sentinel)
         tensors = {
             "block": block_t,
-            "alphabet": torch.tensor(t.alphabet, dtype=torch.long)[block_t],
-            "alphabet_valid": torch.tensor(t.alphabet_valid, dtype=torch.bool)[block_t],
+            "alphabet": torch.from_numpy(t.letters)[block_t],
+            "alphabet_valid": torch.from_numpy(valid)[block_t],
             "next_node": next_node,
             "letter_next": next_node[:, :width].contiguous(),
-            "leaving": _leaving_positions(np.concatenate(t.leaving)),
+            "leaving": _leaving_positions(t.leaving),
             "completes": _bit_matrix(t.completes, num_sets),
             "pending": pending,
             "useful": useful,
-            "violation": torch.tensor(t.violation, dtype=torch.bool),
+            "violation": torch.from_numpy(t.violation),
             "depth": depth,
             "partial_depth": torch.where(useful, depth.unsqueeze(1), 0),
-            "gain": torch.from_numpy(np.concatenate(t.gain).astype(np.int16)).reshape(-1, num_sets),
-            "min_length": torch.tensor(t.min_length, dtype=torch.int16)[block_t],
-            "root": torch.tensor(t.offsets, dtype=torch.long)[block_t],
-            "initial_met": torch.tensor(t.initial_met, dtype=torch.bool)[block_t],
-            "need_table": torch.from_numpy(np.concatenate(t.need_table)),
-            "need_base": torch.tensor(t.need_base, dtype=torch.long),
-            "completes_bits": torch.tensor(t.completes_bits, dtype=torch.long),
-            "pending_bits": torch.tensor(t.pending_bits, dtype=torch.long) if ww else None,
+            "gain": torch.from_numpy(t.gain),
+            "min_length": torch.from_numpy(t.min_length)[block_t],
+            "root": torch.from_numpy(t.offsets)[block_t],
+            "initial_met": torch.from_numpy(t.initial_met)[block_t],
+            "need_table": torch.from_numpy(t.need_table),
+            "need_base": torch.from_numpy(t.need_base),
+            "completes_bits": torch.from_numpy(t.completes_bits),
+            "pending_bits": torch.from_numpy(t.pending_bits) if ww else None,
             "continues": continues,
-            "met_weight": torch.tensor(t.met_weight, dtype=torch.long)[block_t],
-            "exact_node": torch.tensor(
-                [ok for a, ok in zip(distinct, t.exact) for _ in range(a.num_nodes)], dtype=torch.bool),
+            "met_weight": torch.from_numpy(t.met_weight)[block_t],
+            "exact_node": torch.from_numpy(t.exact[t.node_auto]),
             "symbol_entries": entries,
-            "sorted_alphabet": sorted_alphabet,
+            "sorted_alphabet": torch.from_numpy(sorted_alphabet),
         }
         moved = _to_device(tensors, torch.device(device))
         entries = moved.pop("symbol_entries")
@@ -354,15 +430,15 @@ class TensorAutomaton:
         moved["symbol_table"] = None
         if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
             table = torch.full((len(distinct), columns), width, dtype=torch.int32, device=device)
-            if any(letters):
+            if len(auto):
                 table[entries[:, 0], entries[:, 1]] = entries[:, 2].int()
             moved["symbol_table"] = table
         return cls(
             automata=automata,
-            max_depth=max(t.depth + [0]),
+            max_depth=int(t.depth.max(initial=0)),
             max_need=max([a.max_need for a in distinct] + [0]),
-            need_mode="exact" if all(t.exact) else "plan" if not any(t.exact) else "mixed",
-            has_banned=any(t.violation),
+            need_mode="exact" if t.exact.all() else "plan" if not t.exact.any() else "mixed",
+            has_banned=bool(t.violation.any()),
             clamp_tokens=None if vocab_size is not None else columns - 1,
             **moved,
         )

@@ -4,6 +4,8 @@ returned sequence."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 from transformers import GenerationConfig
@@ -124,11 +126,26 @@ def test_satisfiable_inputs_are_untouched_by_an_unsatisfiable_neighbour():
                      max_new_tokens=8)
     mixed = generate(model, None, PROMPTS, [good, bad], num_beams=3, num_return_sequences=2,
                      max_new_tokens=8)
-    assert mixed[0] == alone[0]
+    assert _same_outputs(mixed[0], alone[0])
     assert len(mixed[1]) == 2 and not any(o.satisfied for o in mixed[1])
     chunked = generate(model, None, PROMPTS, [good, bad], num_beams=3, num_return_sequences=2,
                        max_new_tokens=8, batch_size=1)
-    assert chunked == mixed
+    assert all(_same_outputs(c, m) for c, m in zip(chunked, mixed, strict=True))
+
+
+def _same_outputs(a, b) -> bool:
+    """The same outputs; their scores equal to float rounding (a batch of two runs the model's
+    matrix products in another blocking than a batch of one, which can move the last bits)."""
+    floats = ("log_prob", "score", "nll")
+
+    def split(o):
+        return replace(o, **dict.fromkeys(floats, 0.0)), [getattr(o, f) for f in floats]
+
+    pairs = [(split(x), split(y)) for x, y in zip(a, b)]
+    return len(a) == len(b) and all(
+        rest_x == rest_y and nums_x == pytest.approx(nums_y, rel=1e-5)
+        for (rest_x, nums_x), (rest_y, nums_y) in pairs
+    )
 
 
 def test_forced_eos_before_the_sets_are_met():
