@@ -53,8 +53,8 @@ from itertools import chain
 from dpc_decode.errors import ConstraintError
 
 __all__ = [
-    "EXACT_NEED_BUDGET", "Automaton", "Match", "State", "check_phrase", "satisfies",
-    "validate_token_constraints",
+    "EXACT_NEED_BUDGET", "Automaton", "Match", "State", "check_phrase", "plain_token_ids",
+    "satisfies", "validate_token_constraints",
 ]
 
 TokenSets = Sequence[Sequence[Sequence[int]]]
@@ -118,18 +118,37 @@ def validate_token_constraints(
                 f"constraint set {i} is empty: every set needs at least one alternative"
             )
         for j, alt in enumerate(alternatives):
-            check_phrase(alt, f"set {i}, alternative {j}", vocab_size)
+            if not plain_token_ids(alt, vocab_size):
+                check_phrase(alt, f"set {i}, alternative {j}", vocab_size)
     if isinstance(banned, (str, bytes)) or not isinstance(banned, Sequence):
         raise ConstraintError(f"banned phrases must be a list of token-id lists, got {banned!r}")
     for k, phrase in enumerate(banned):
-        check_phrase(phrase, f"banned phrase {k}", vocab_size)
+        if not plain_token_ids(phrase, vocab_size):
+            check_phrase(phrase, f"banned phrase {k}", vocab_size)
+
+
+def plain_token_ids(phrase: object, vocab_size: int | None = None) -> bool:
+    """Whether ``phrase`` is a non-empty list or tuple of ints, none negative or outside the
+    vocabulary: the usual case, checked at C speed (a caller names the value in its error only
+    when this is false, through :func:`check_phrase`).
+
+    >>> plain_token_ids([5, 6], 10), plain_token_ids([5, 60], 10), plain_token_ids([True])
+    (True, False, False)
+    """
+    return (
+        type(phrase) in (tuple, list)
+        and len(phrase) > 0  # type: ignore[arg-type]
+        and all(type(t) is int for t in phrase)  # type: ignore[attr-defined]
+        and min(phrase) >= 0  # type: ignore[type-var]
+        and (vocab_size is None or max(phrase) < vocab_size)  # type: ignore[type-var]
+    )
 
 
 def check_phrase(phrase: object, where: str, vocab_size: int | None) -> None:
-    if type(phrase) in (tuple, list) and phrase and all(type(t) is int for t in phrase):  # type: ignore[attr-defined]
-        # the usual case, checked at C speed: a non-empty list of plain ints
-        if min(phrase) >= 0 and (vocab_size is None or max(phrase) < vocab_size):  # type: ignore[type-var]
-            return
+    """Raise a :class:`ConstraintError` naming ``phrase`` (at ``where``) unless it is a non-empty
+    list of token ids within the vocabulary."""
+    if plain_token_ids(phrase, vocab_size):
+        return
     if isinstance(phrase, (str, bytes)) or not isinstance(phrase, Sequence):
         raise ConstraintError(f"{where} must be a list of token ids, got {phrase!r}")
     if len(phrase) == 0:

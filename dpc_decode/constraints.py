@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpc_decode.automaton import check_phrase, validate_token_constraints
+from dpc_decode.automaton import check_phrase, plain_token_ids
 from dpc_decode.errors import ConstraintError
 
 __all__ = [
@@ -241,7 +241,7 @@ def _word_initial_ids(tokenizer: Any, text: str) -> list[int]:
 
 
 def _tokenize_sets(
-    sets: Any, tokenizer: Any, options: TokenizeOptions, where: str
+    sets: Any, tokenizer: Any, options: TokenizeOptions, where: str, vocab_size: int | None
 ) -> tuple[list[list[list[int]]], list[list[int]], list[tuple[str | tuple[int, ...], ...]],
            list[list[bool]]]:
     if isinstance(sets, (str, bytes)) or not isinstance(sets, Sequence):
@@ -277,10 +277,14 @@ def _tokenize_sets(
                     alt_forms = tokenize_phrase(tokenizer, alt, options)
                 except ConstraintError as err:
                     raise ConstraintError(f"set {i}{where}: {err}") from None
+                for f in alt_forms:  # the tokenizer's ids may lie past the model's logits
+                    if not plain_token_ids(f, vocab_size):
+                        check_phrase(f, f"set {i}{where}, alternative {alt!r}", vocab_size)
                 users.append(alt)
                 flag = options.whole_word
             else:
-                check_phrase(alt, f"set {i}{where}, alternative {j}", None)
+                if not plain_token_ids(alt, vocab_size):
+                    check_phrase(alt, f"set {i}{where}, alternative {j}", vocab_size)
                 alt_forms = [list(alt)]
                 users.append(tuple(alt))
                 flag = False
@@ -298,7 +302,9 @@ def _tokenize_sets(
     return token_sets, origin, user_sets, whole
 
 
-def _tokenize_banned(phrases: Any, tokenizer: Any, options: TokenizeOptions, where: str) -> list[list[int]]:
+def _tokenize_banned(
+    phrases: Any, tokenizer: Any, options: TokenizeOptions, where: str, vocab_size: int | None
+) -> list[list[int]]:
     if isinstance(phrases, (str, bytes)) or not isinstance(phrases, Sequence):
         raise ConstraintError(f"`banned`{where} must be a list of phrases, got {phrases!r}")
     out: list[list[int]] = []
@@ -317,8 +323,12 @@ def _tokenize_banned(phrases: Any, tokenizer: Any, options: TokenizeOptions, whe
                 )
             except ConstraintError as err:
                 raise ConstraintError(f"`banned`{where}: {err}") from None
+            for f in forms:
+                if not plain_token_ids(f, vocab_size):
+                    check_phrase(f, f"banned phrase {phrase!r}{where}", vocab_size)
         else:
-            check_phrase(phrase, f"banned phrase {k}{where}", None)
+            if not plain_token_ids(phrase, vocab_size):
+                check_phrase(phrase, f"banned phrase {k}{where}", vocab_size)
             forms = [list(phrase)]
         for f in forms:
             if f not in out:
@@ -380,12 +390,9 @@ def prepare_constraints(
             result.append(cache[key])
             continue
         where = f" of input {n}" if len(per_sets) > 1 else ""
-        token_sets, origin, user_sets, whole = _tokenize_sets(sets, tokenizer, options, where)
-        token_banned = _tokenize_banned(phrases, tokenizer, options, where)
-        try:
-            validate_token_constraints(token_sets, token_banned, vocab_size)
-        except ConstraintError as err:
-            raise ConstraintError(f"{err}{where}") from None
+        # Shapes, types and token ids are checked as they are read, each phrase once.
+        token_sets, origin, user_sets, whole = _tokenize_sets(sets, tokenizer, options, where, vocab_size)
+        token_banned = _tokenize_banned(phrases, tokenizer, options, where, vocab_size)
         item = InputConstraints(
             sets=tuple(tuple(tuple(a) for a in alts) for alts in token_sets),
             origin=tuple(tuple(o) for o in origin),
