@@ -352,9 +352,11 @@ def beam_search(
             search.reorder(states, pick)
 
         done |= _input_done(beam_scores, pool, step + 1, options)
-        if bool(done.all()):
+        # The step's one host sync. Every input outside `running` is done (only done ones leave).
+        finished = int(done.sum()) - (batch - running.numel())  # done among the running inputs
+        if finished == running.numel():
             break
-        if compact and int(done[running].sum()) * 8 >= running.numel():
+        if compact and finished * 8 >= running.numel():
             keep = (~done[running]).nonzero().squeeze(-1)  # (A',) positions among `running`
             if runner.select(_beam_rows(keep, beams)):
                 running = running[keep]

@@ -96,10 +96,11 @@ def _leaving_positions(moves: np.ndarray) -> torch.Tensor:
 
 @dataclass
 class _Tables:
-    """The tables of every distinct automaton, node ids global, as numpy arrays: each field is
-    gathered from the automata into one flat Python list (``list.extend``, no per-automaton
-    array) and laid out for all of them at once, so compiling 300 distinct automata costs a
-    handful of numpy calls, not a few per automaton."""
+    """The tables of every distinct automaton, node ids global, as numpy arrays (the met-masks
+    stay Python ints, as wide as the sets are many): each field is gathered from the automata
+    into one flat Python list (``list.extend``, no per-automaton array) and laid out for all of
+    them at once, so compiling 300 distinct automata costs a handful of numpy calls, not a few
+    per automaton."""
 
     offsets: np.ndarray  # (D,) global id of each distinct automaton's root
     node_auto: np.ndarray  # (N,) distinct automaton of each node

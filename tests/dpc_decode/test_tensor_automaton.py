@@ -83,6 +83,22 @@ def test_symbols_of_tokens_outside_every_alphabet():
     assert ta.symbols(rows, torch.tensor([3, 900, 0, 999])).tolist() == [0, 1, 2, 2]
 
 
+def test_more_sets_than_an_int64_has_bits():
+    """70 sets: a node's met-mask is a Python int wider than int64, laid out column by column."""
+    sets = [[[10 + s]] for s in range(70)]
+    a, small = Automaton(sets), Automaton([[[3]], [[4, 5]]])
+    ta = TensorAutomaton.compile([small, a], vocab_size=100)
+    assert ta.num_sets == 70 and ta.need_mode == "mixed"  # 2**70 met-bits: no exact table for a
+    rows = torch.tensor([0, 1])
+    node, met = ta.initial_state(rows)
+    seqs = [[4, 5, 3], [10, 79, 45]]
+    for t in range(3):
+        node, met = ta.advance(rows, node, met, torch.tensor([s[t] for s in seqs]))
+    assert met[0].tolist() == [True] * 70  # both sets met, the padding columns met from the start
+    assert [s for s in range(70) if met[1, s]] == [0, 35, 69]
+    assert met[1].sum() == 3 and bool(a.run(seqs[1]).met == (1 | 1 << 35 | 1 << 69))
+
+
 def _with_plan_need(a: Automaton) -> Automaton:
     """``a`` with its exact table given up, as when over the budget: need is the plan."""
     with mock.patch.object(automaton, "EXACT_NEED_BUDGET", 0):
