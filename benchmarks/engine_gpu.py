@@ -290,10 +290,18 @@ def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:
     shapes = [("16 rows, 5 shared sets", 16, shared5, BEAMS),
               ("512 rows, 5 shared sets", 512, shared5, BEAMS),
               ("300 rows, one own set of 4 each", 300, None, 5),
-              ("16 rows, 16 shared sets", 16, shared16, BEAMS)]
+              ("16 rows, 16 shared sets", 16, shared16, BEAMS),
+              # The shape above needs ~23 tokens, more than 20: no row can meet every set, and the
+              # masks can force nothing. Sixteen sets of one-token alternatives fit (16 tokens).
+              ("16 rows, 16 shared one-token sets", 16, "one-token", BEAMS)]
     for label, rows, sets, beams in shapes:
         inputs = prompts(rng, 1000, rows)
-        cons = sets if sets is not None else [random_sets(rng, 1000, 1, 4) for _ in range(rows)]
+        if sets is None:
+            cons = [random_sets(rng, 1000, 1, 4) for _ in range(rows)]
+        elif sets == "one-token":  # drawn last: the shapes above keep their draws
+            cons = [[[t] for t in rng.sample(range(2, 1000), 3)] for _ in range(16)]
+        else:
+            cons = sets
         row = {"shape": label, **measure(model, inputs, cons, beams=beams, repeats=args.repeats,
                                          device=device, baselines=False, ops=True)}
         report["proxy"].append(row)
