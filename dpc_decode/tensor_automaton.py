@@ -42,7 +42,8 @@ Automata without whole-word alternatives skip every one of these operations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain
 from typing import Literal
 
@@ -290,11 +291,27 @@ class RowTables:
 
 @dataclass(frozen=True)
 class Successors:
-    """The letters of each hypothesis and where they lead (see :meth:`TensorAutomaton.successors`)."""
+    """The letters of each hypothesis and where they lead (see :meth:`TensorAutomaton.successors`).
+
+    ``met`` is worked out on first use: the exact need reads only ``nodes``, so a tight step
+    of automata with exact tables never runs its operations."""
 
     letters: torch.Tensor  # (hyps, A) token ids
     nodes: torch.Tensor  # (hyps, A) next node of each letter
-    met: torch.Tensor  # (hyps, A, S) sets met after each letter
+    automaton: TensorAutomaton = field(repr=False)
+    tables: RowTables | None = field(repr=False)  # with whole-word alternatives
+    before: tuple[torch.Tensor, torch.Tensor] = field(repr=False)  # node (hyps,), met (hyps, S)
+
+    @cached_property
+    def met(self) -> torch.Tensor:
+        """(hyps, A, S): the sets met after each letter."""
+        a, (nodes, met) = self.automaton, self.before
+        after = met.unsqueeze(1) | a.completes[self.nodes]
+        if self.tables is None:
+            return after
+        assert a.pending is not None and self.tables.letter_continues is not None
+        # letters that do not continue the word confirm the pending sets
+        return after | (a.pending[nodes].unsqueeze(1) & ~self.tables.letter_continues.unsqueeze(-1))
 
 
 @dataclass(frozen=True)
@@ -531,13 +548,9 @@ class TensorAutomaton:
         nxt = self.letter_next[nodes]  # (hyps, A)
         if self.continues is None:
             letters = rows.letters if isinstance(rows, RowTables) else self.alphabet[rows]
-            return Successors(letters, nxt, met.unsqueeze(1) | self.completes[nxt])
+            return Successors(letters, nxt, self, None, (nodes, met))
         tables = rows if isinstance(rows, RowTables) else self.for_rows(rows)
-        assert tables.letter_continues is not None
-        # (hyps, A, S): letters that do not continue the word confirm the pending sets
-        after = met.unsqueeze(1) | self.completes[nxt] | (
-            self.pending[nodes].unsqueeze(1) & ~tables.letter_continues.unsqueeze(-1))
-        return Successors(tables.letters, nxt, after)
+        return Successors(tables.letters, nxt, self, tables, (nodes, met))
 
     def advance(
         self, rows: torch.Tensor, nodes: torch.Tensor, met: torch.Tensor, tokens: torch.Tensor
