@@ -191,10 +191,20 @@ def train_generator(options: TrainOptions, *, device: str | torch.device | None 
     default bfloat16 autocast on CUDA, plain float32 on the CPU). The weights, the optimizer's
     state and every checkpoint stay float32 whatever the device, so a run may be resumed on
     another one. Both are checked before ``OUT`` is written."""
+    if not options.threads:
+        return _train(options, device, dtype)
+    before = torch.get_num_threads()  # the run's threads are the run's: the caller's come back
+    torch.set_num_threads(options.threads)
+    try:
+        return _train(options, device, dtype)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train(options: TrainOptions, device: str | torch.device | None,
+           dtype: str | torch.dtype | None) -> TrainResult:
     where, compute = resolve_training(device, dtype)
     precision = partial(autocast, where, compute)
-    if options.threads:
-        torch.set_num_threads(options.threads)
     run = _prepare_run(options)
     checkpoint = run.out / "checkpoint"
     model_config = options.model_config(len(run.tokenizer))

@@ -34,6 +34,26 @@ def test_training_lowers_dev_loss_and_saves_a_loadable_model(tiny_bank, tiny_tok
     assert info["input_format"] == "{direction}: {text}"
 
 
+def test_threads_apply_to_the_run_only(tiny_bank, tiny_tokenizer, tmp_path, monkeypatch):
+    before = torch.get_num_threads()
+    seen = []
+    real = torch.nn.Module.train
+
+    def spy(module, mode=True):  # the model is put in training mode inside the run
+        seen.append(torch.get_num_threads())
+        return real(module, mode)
+
+    monkeypatch.setattr(torch.nn.Module, "train", spy)
+    torch.set_num_threads(2)
+    try:
+        train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "run", max_steps=2,
+                                 threads=1))
+        assert torch.get_num_threads() == 2  # the caller's setting is back
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}
+
+
 def _same_weights(a_dir: Path, b_dir: Path) -> bool:
     a = load_file(str(a_dir / "checkpoint" / "model.safetensors"))
     b = load_file(str(b_dir / "checkpoint" / "model.safetensors"))
