@@ -268,16 +268,21 @@ def save(args: argparse.Namespace, report: dict[str, Any]) -> None:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
 
 
-def per_row_shape(rows: int = 300) -> tuple[Any, list[list[int]], list[Any]]:
-    """The proxy's model (tiny T5, vocab 1,000; torch set to 1 thread) with ``rows`` prompts,
-    each with its own set of 4 alternatives: the shape ``engine_setup_split.py`` and
-    ``engine_gc.py`` decode (seeded; the sets drawn after the proxy's shared ones)."""
-    torch.set_num_threads(1)
-    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
+def per_row_shape(rows: int = 300, name: str = "tiny-t5", device: torch.device | None = None,
+                  dtype: torch.dtype = torch.float32) -> tuple[Any, list[list[int]], list[Any]]:
+    """The N x M shape: ``rows`` prompts, each with its own set of 4 alternatives, on the
+    proxy's model by default (tiny T5, vocab 1,000; on the CPU, torch set to 1 thread). What
+    ``engine_setup_split.py`` and ``engine_gc.py`` decode (seeded; the sets drawn after the
+    proxy's shared ones)."""
+    device = device or torch.device("cpu")
+    if device.type == "cpu":
+        torch.set_num_threads(1)
+    model = build_model(name, device, dtype)
+    vocab = vocab_of(model)
     rng = random.Random(0)
-    random_sets(rng, 1000, 5), random_sets(rng, 1000, 16)  # the proxy's shared sets come first
-    inputs = prompts(rng, 1000, rows)
-    return model, inputs, [random_sets(rng, 1000, 1, 4) for _ in range(rows)]
+    random_sets(rng, vocab, 5), random_sets(rng, vocab, 16)  # the proxy's shared sets come first
+    inputs = prompts(rng, vocab, rows)
+    return model, inputs, [random_sets(rng, vocab, 1, 4) for _ in range(rows)]
 
 
 def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:

@@ -17,10 +17,15 @@ off), 300 rows each with its own set of 4 alternatives.
   ``TensorAutomaton.compile``.
 
 Usage: python benchmarks/engine_setup_split.py [REPEATS]
+       [--device cuda --model t5-small --dtype bfloat16]
+
+On a GPU (``PYTHONPATH=.``), the same split for the issue's 300-row row on a model of t5-small
+size: where the host time DPC adds goes there.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import random
@@ -33,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from engine_gpu import per_row_shape, random_sets  # noqa: E402
+import torch  # noqa: E402
+from engine_gpu import per_row_shape, random_sets, synchronize, vocab_of  # noqa: E402
 
 import dpc_decode.generation as generation  # noqa: E402
 import dpc_decode.tensor_automaton as tensor_automaton  # noqa: E402
@@ -49,8 +55,10 @@ def warm(model, inputs, sets, repeats: int) -> dict[str, float]:
         for name, constraints in (("dpc", sets), ("plain", None)):
             times = []
             for _ in range(repeats):
+                synchronize(model.device)
                 start = time.perf_counter()
                 generate(model, None, inputs, constraints, options=options, eos_token_id=None)
+                synchronize(model.device)
                 times.append(time.perf_counter() - start)
             out[f"{name}_{steps}_steps_ms"] = round(min(times) * 1000, 1)
     spent = {"compile": 0.0, "build": 0.0, "report": 0.0}
@@ -83,11 +91,11 @@ def warm(model, inputs, sets, repeats: int) -> dict[str, float]:
 
 
 def cold(model, inputs, repeats: int) -> dict[str, float]:
-    rows = len(inputs)
+    rows, vocab = len(inputs), vocab_of(model)
     rng = random.Random(1)
 
     def fresh() -> list:
-        return [random_sets(rng, 1000, 1, 4) for _ in range(rows)]
+        return [random_sets(rng, vocab, 1, 4) for _ in range(rows)]
 
     options = BeamSearchOptions(num_beams=5, max_new_tokens=20)
     pairs = []
@@ -104,13 +112,14 @@ def cold(model, inputs, repeats: int) -> dict[str, float]:
         for _ in range(repeats):
             sets = fresh()
             t0 = time.perf_counter()
-            prepared = prepare_constraints(sets, None, rows, None, 1000)
+            prepared = prepare_constraints(sets, None, rows, None, vocab)
             t1 = time.perf_counter()
             automata = [Automaton(c.sets, c.banned) for c in prepared]
             for a in automata:
                 a.exact_need_table, a.max_need  # noqa: B018 - built as compiling builds them
             t2 = time.perf_counter()
-            tensor_automaton.TensorAutomaton.compile(automata, "cpu", 1000)
+            tensor_automaton.TensorAutomaton.compile(automata, model.device, vocab)
+            synchronize(model.device)
             t3 = time.perf_counter()
             for key, seconds in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
                 phases[key].append(seconds)
@@ -126,10 +135,18 @@ def cold(model, inputs, repeats: int) -> dict[str, float]:
     return out
 
 
-def main(repeats: int = 5) -> None:
-    model, inputs, sets = per_row_shape(300)
-    print(json.dumps({**warm(model, inputs, sets, repeats), **cold(model, inputs, repeats)}))
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("repeats", nargs="?", type=int, default=5)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--model", default="tiny-t5", help="tiny-t5 (the CPU proxy), t5-small, t5-base")
+    p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
+    args = p.parse_args()
+    model, inputs, sets = per_row_shape(300, args.model, torch.device(args.device),
+                                        getattr(torch, args.dtype))
+    out = {**warm(model, inputs, sets, args.repeats), **cold(model, inputs, args.repeats)}
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:2]))
+    main()
