@@ -97,8 +97,12 @@ def test_generate_returns_the_pipelines_dict(service: Service, generator: Guided
     response = service.generate(request)
     assert len(response["results"]) == 1
     expected = generator.generate("babies cry", "cause", request.options()).to_dict()
-    assert response["results"][0] == expected  # the cached decode: stats equal too
-    outputs = response["results"][0]["outputs"]
+    got = response["results"][0]
+    # The cached decode: its stats come back too, its timings included; only the rerank,
+    # run again for each call, is timed anew (its milliseconds move with the machine's load).
+    assert got["stats"].pop("rerank_seconds") >= 0 and expected["stats"].pop("rerank_seconds") >= 0
+    assert got == expected
+    outputs = got["outputs"]
     assert 1 <= len(outputs) <= 3
     for out in outputs:  # every keyword row's output holds the form it matched
         assert out["keyword"] is None or out["matched"] in out["text"]
