@@ -18,9 +18,10 @@ def table_rows(out: str) -> list[list[str]]:
 
 
 def without_timings(line: str) -> dict:
+    """A row of the output with its timings left out (every ``*_seconds`` of its stats: they move
+    with the machine's load, the rerank's by a millisecond under CI)."""
     row = json.loads(line)
-    for key in ("keyword_seconds", "decode_seconds"):
-        row["stats"].pop(key)
+    row["stats"] = {k: v for k, v in row["stats"].items() if not k.endswith("_seconds")}
     return row
 
 
@@ -75,25 +76,8 @@ def test_input_file_and_resume_from_out(tmp_path, capsys):
     out.write_text(full[0] + "\n" + full[1][:20], encoding="utf-8")
     assert cli.main(argv) == 0
     assert "already holds 1 of 3 results: resuming" in capsys.readouterr().err
-    resumed = out.read_text(encoding="utf-8").splitlines()
-    assert resumed[0] == full[0]  # the complete line is kept as it was
-    assert [json.loads(line)["index"] for line in resumed] == [0, 1, 2]
-    # The other two are decoded again, together: the same as a fresh run over those two inputs.
-    # (Not bit for bit the first run's, which decoded three: on some CPUs a matrix product's
-    # blocking follows the batch size, and the last bits it moves can reorder near-tied beams.)
-    rest = tmp_path / "rest.jsonl"
-    rest.write_text("".join(inputs.read_text(encoding="utf-8").splitlines(keepends=True)[1:]),
-                    encoding="utf-8")
-    fresh = tmp_path / "fresh.jsonl"
-    assert cli.main(["generate", "--input-file", str(rest), "--out", str(fresh), *FAST]) == 0
-
-    def content(line: str) -> dict:
-        row = without_timings(line)
-        row.pop("index")
-        return row
-
-    assert [content(line) for line in resumed[1:]] == \
-        [content(line) for line in fresh.read_text(encoding="utf-8").splitlines()]
+    assert [without_timings(line) for line in out.read_text(encoding="utf-8").splitlines()] == \
+        [without_timings(line) for line in full]
 
 
 @pytest.mark.parametrize(
