@@ -99,6 +99,21 @@ def test_more_sets_than_an_int64_has_bits():
     assert met[1].sum() == 3 and bool(a.run(seqs[1]).met == (1 | 1 << 35 | 1 << 69))
 
 
+@pytest.mark.parametrize("budget", [automaton.EXACT_NEED_BUDGET, 300])
+@settings(max_examples=80, deadline=None)
+@given(specs=st.lists(st.lists(st.lists(phrase, min_size=1, max_size=3), max_size=4),
+                      min_size=1, max_size=5))
+def test_compile_solves_the_exact_need_tables_as_the_reference(budget, specs):
+    """Compiling works out the need tables of automata without banned phrases or whole words
+    all at once; each equals the table the automaton's own search finds (None over budget)."""
+    with mock.patch.object(automaton, "EXACT_NEED_BUDGET", budget):
+        compiled = [Automaton(sets) for sets in specs]
+        TensorAutomaton.compile(compiled)
+        for sets, a in zip(specs, compiled):
+            assert "exact_need_table" in a.__dict__  # solved by compile, not asked for yet
+            assert a.exact_need_table == Automaton(sets).exact_need_table
+
+
 def _with_plan_need(a: Automaton) -> Automaton:
     """``a`` with its exact table given up, as when over the budget: need is the plan."""
     with mock.patch.object(automaton, "EXACT_NEED_BUDGET", 0):
