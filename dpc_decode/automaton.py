@@ -45,7 +45,7 @@ True
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
@@ -53,8 +53,8 @@ from itertools import chain
 from dpc_decode.errors import ConstraintError
 
 __all__ = [
-    "EXACT_NEED_BUDGET", "Automaton", "Match", "State", "check_phrase", "plain_token_ids",
-    "satisfies", "validate_token_constraints",
+    "EXACT_NEED_BUDGET", "Automaton", "Match", "State", "check_phrase", "need_over_budget",
+    "plain_token_ids", "satisfies", "validate_token_constraints",
 ]
 
 TokenSets = Sequence[Sequence[Sequence[int]]]
@@ -69,6 +69,13 @@ WholeWord = Sequence[Sequence[bool]]
 #: than the transitions. Beyond the budget, :meth:`Automaton.need` is the plan of
 #: :meth:`Automaton.plan_need`, which is not exact.
 EXACT_NEED_BUDGET = 2**22
+
+
+def need_over_budget(transitions: int, live_sets: int) -> bool:
+    """Whether a state graph of ``transitions`` distinct transitions and ``live_sets`` possible
+    sets is over :data:`EXACT_NEED_BUDGET` (read when asked: tests lower it), so that its need is
+    the plan's, not exact."""
+    return transitions << live_sets > EXACT_NEED_BUDGET
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,19 +125,17 @@ def validate_token_constraints(
                 f"constraint set {i} is empty: every set needs at least one alternative"
             )
         for j, alt in enumerate(alternatives):
-            if not plain_token_ids(alt, vocab_size):
-                check_phrase(alt, f"set {i}, alternative {j}", vocab_size)
+            check_phrase(alt, lambda: f"set {i}, alternative {j}", vocab_size)
     if isinstance(banned, (str, bytes)) or not isinstance(banned, Sequence):
         raise ConstraintError(f"banned phrases must be a list of token-id lists, got {banned!r}")
     for k, phrase in enumerate(banned):
-        if not plain_token_ids(phrase, vocab_size):
-            check_phrase(phrase, f"banned phrase {k}", vocab_size)
+        check_phrase(phrase, lambda: f"banned phrase {k}", vocab_size)
 
 
 def plain_token_ids(phrase: object, vocab_size: int | None = None) -> bool:
     """Whether ``phrase`` is a non-empty list or tuple of ints, none negative or outside the
-    vocabulary: the usual case, checked at C speed (a caller names the value in its error only
-    when this is false, through :func:`check_phrase`).
+    vocabulary: the usual case, checked at C speed (:func:`check_phrase` names the value in its
+    error only when this is false).
 
     >>> plain_token_ids([5, 6], 10), plain_token_ids([5, 60], 10), plain_token_ids([True])
     (True, False, False)
@@ -144,11 +149,14 @@ def plain_token_ids(phrase: object, vocab_size: int | None = None) -> bool:
     )
 
 
-def check_phrase(phrase: object, where: str, vocab_size: int | None) -> None:
+def check_phrase(phrase: object, where: str | Callable[[], str], vocab_size: int | None) -> None:
     """Raise a :class:`ConstraintError` naming ``phrase`` (at ``where``) unless it is a non-empty
-    list of token ids within the vocabulary."""
+    list of token ids within the vocabulary. ``where`` may be a function that writes it: callers
+    checking many phrases then format it only for the one that fails."""
     if plain_token_ids(phrase, vocab_size):
         return
+    if callable(where):
+        where = where()
     if isinstance(phrase, (str, bytes)) or not isinstance(phrase, Sequence):
         raise ConstraintError(f"{where} must be a list of token ids, got {phrase!r}")
     if len(phrase) == 0:
@@ -460,8 +468,6 @@ class Automaton:
         rows: list[dict[int, int]] = [{}] * self.num_nodes
         for node in self.order:  # a node's failure target comes earlier in breadth-first order
             rows[node] = {**rows[self.fail[node]], **self.children[node]} if node else dict(self.children[0])
-        if not self.banned:  # no violation node
-            return [tuple(sorted({0, *row.values()})) for row in rows]
         return [
             tuple(sorted(w for w in {0, *row.values()} if not self.violation[w])) for row in rows
         ]
@@ -504,10 +510,10 @@ class Automaton:
         (4, 6)
         """
         live = sum(1 for b in self.live_bit if b)
-        if self.num_nodes << live > EXACT_NEED_BUDGET:  # every node has a transition at least
+        if need_over_budget(self.num_nodes, live):  # every node has a transition at least
             return None
         edges = self._edges()
-        if sum(len(e) for e in edges) << live > EXACT_NEED_BUDGET:
+        if need_over_budget(sum(len(e) for e in edges), live):
             return None
         n, full, big = self.num_nodes, (1 << live) - 1, 1 << 30
         pend = [(v, self.met_bits(p)) for v, p in enumerate(self.pending) if p]

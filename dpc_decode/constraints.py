@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpc_decode.automaton import check_phrase, plain_token_ids
+from dpc_decode.automaton import check_phrase
 from dpc_decode.errors import ConstraintError
 
 __all__ = [
@@ -278,13 +278,11 @@ def _tokenize_sets(
                 except ConstraintError as err:
                     raise ConstraintError(f"set {i}{where}: {err}") from None
                 for f in alt_forms:  # the tokenizer's ids may lie past the model's logits
-                    if not plain_token_ids(f, vocab_size):
-                        check_phrase(f, f"set {i}{where}, alternative {alt!r}", vocab_size)
+                    check_phrase(f, lambda: f"set {i}{where}, alternative {alt!r}", vocab_size)
                 users.append(alt)
                 flag = options.whole_word
             else:
-                if not plain_token_ids(alt, vocab_size):
-                    check_phrase(alt, f"set {i}{where}, alternative {j}", vocab_size)
+                check_phrase(alt, lambda: f"set {i}{where}, alternative {j}", vocab_size)
                 alt_forms = [list(alt)]
                 users.append(tuple(alt))
                 flag = False
@@ -324,11 +322,9 @@ def _tokenize_banned(
             except ConstraintError as err:
                 raise ConstraintError(f"`banned`{where}: {err}") from None
             for f in forms:
-                if not plain_token_ids(f, vocab_size):
-                    check_phrase(f, f"banned phrase {phrase!r}{where}", vocab_size)
+                check_phrase(f, lambda: f"banned phrase {phrase!r}{where}", vocab_size)
         else:
-            if not plain_token_ids(phrase, vocab_size):
-                check_phrase(phrase, f"banned phrase {k}{where}", vocab_size)
+            check_phrase(phrase, lambda: f"banned phrase {k}{where}", vocab_size)
             forms = [list(phrase)]
         for f in forms:
             if f not in out:

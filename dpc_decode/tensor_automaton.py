@@ -29,7 +29,7 @@ confirms them into ``met`` when ``continues[token]`` is false. ``met`` holds con
 Automata without whole-word alternatives skip every one of these operations.
 
 >>> import torch
->>> from dpc_decode.automaton import Automaton
+>>> from dpc_decode.automaton import Automaton, need_over_budget
 >>> ta = TensorAutomaton.compile([Automaton([[[5, 6]], [[7]]]), Automaton([[[9]]])])
 >>> rows = torch.tensor([0, 0, 1])
 >>> node, met = ta.initial_state(rows)
@@ -50,7 +50,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from dpc_decode.automaton import Automaton
+from dpc_decode.automaton import Automaton, need_over_budget
 from dpc_decode.errors import DpcError
 
 __all__ = ["SYMBOL_TABLE_BUDGET", "RowTables", "Successors", "TensorAutomaton"]
@@ -301,8 +301,6 @@ def _solve_exact_needs(distinct: Sequence[Automaton], nxt: np.ndarray, node_auto
     automata). The others, and those over :data:`~dpc_decode.automaton.EXACT_NEED_BUDGET` (their
     table is ``None``, decided by the same test), are left to the property.
     """
-    from dpc_decode import automaton as reference  # the budget as it is now (tests lower it)
-
     groups: dict[int, list[int]] = {}
     for d, a in enumerate(distinct):
         if "exact_need_table" not in a.__dict__ and not a.banned and not a.has_whole_word:
@@ -315,14 +313,13 @@ def _solve_exact_needs(distinct: Sequence[Automaton], nxt: np.ndarray, node_auto
     ordered = np.sort(nxt, axis=1)
     targets = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(1)
     edges = np.bincount(node_auto, weights=targets, minlength=len(distinct)).astype(np.int64)
-    budget = reference.EXACT_NEED_BUDGET
     for live, members in groups.items():
         states = 1 << live
         chunk: list[int] = []
         entries = 0
         for d in members:
             a = distinct[d]
-            if a.num_nodes << live > budget or int(edges[d]) << live > budget:
+            if need_over_budget(a.num_nodes, live) or need_over_budget(int(edges[d]), live):
                 a.__dict__["exact_need_table"] = None  # as the property decides it
                 continue
             size = a.num_nodes * columns * states
