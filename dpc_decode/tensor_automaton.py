@@ -292,8 +292,8 @@ def _solve_exact_needs(distinct: Sequence[Automaton], nxt: np.ndarray, node_auto
     all at once: the fewest tokens to meet every set from each (node, met-bits) state, relaxed
     over the compiled transitions (``nxt``, global ids, its last column any other token)
     until nothing changes, one numpy pass per round for every automaton with the same number
-    of sets. The per-automaton Python search costs ~35 us an automaton (300 new one-set
-    automata: ~10 ms); this, a few numpy calls a round.
+    of sets. For 300 new one-set automata the per-automaton Python search takes 10.5 ms, this
+    2.1 ms (``benchmarks/engine_micro.py``).
 
     Only for automata without banned phrases or whole-word alternatives: there every set is
     possible, its met-bits are its own bits, every state can meet every set, and the relaxation
@@ -539,7 +539,8 @@ class TensorAutomaton:
         if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
             # The narrowest integer that holds every symbol (0..A): a step's lookups land at
             # random in it, so a quarter of the bytes is what keeps them in the CPU's caches
-            # (300 automata x 1,000 ids: 0.3 MB of int8, where int32 took 0.32 ms a step).
+            # (300 automata x 1,000 ids: 0.3 MB of int8; its lookups 6.9 -> 2.6 ms a 20-step
+            # decode, benchmarks/engine_step_profile.py).
             kind = torch.int8 if width < 2**7 else torch.int16 if width < 2**15 else torch.int32
             table = torch.full((len(distinct), columns), width, dtype=kind, device=device)
             if len(auto):

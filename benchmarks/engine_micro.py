@@ -1,0 +1,92 @@
+"""The small measurements behind the engine's set-up and tight-step choices (issue 24), on the
+CPU with 1 thread, each the best of R runs:
+
+* ``masked_fill_ms`` / ``add_row_ms``: forbidding whole rows of (1,500 x 1,000) log-probs with a
+  broadcast ``masked_fill_`` against adding a row of -inf/0 (``dpc_decode.masks``);
+* ``isin_us`` / ``eq_us``: ``torch.isin`` against ``==`` for one EOS id over (300, 40) tokens
+  (``dpc_decode.masks.is_eos_token``);
+* ``need_python_ms`` / ``need_compile_ms``: the exact need tables of 300 new one-set automata
+  (4 alternatives of 1-3 tokens, as ``engine_gpu.py``'s per-row shape) by each automaton's own
+  search, against compiling them (``TensorAutomaton.compile``, which solves them all at once)
+  minus compiling automata whose tables are already there.
+
+Usage: python benchmarks/engine_micro.py [REPEATS]
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from engine_gpu import random_sets  # noqa: E402
+
+from dpc_decode.automaton import Automaton  # noqa: E402
+from dpc_decode.tensor_automaton import TensorAutomaton  # noqa: E402
+
+
+def best(fn, repeats: int, inner: int = 1) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - start) / inner)
+    return min(times)
+
+
+def main(repeats: int = 7) -> None:
+    torch.set_num_threads(1)
+    out: dict[str, float] = {}
+    log_probs = torch.randn(1500, 1000)
+    blocked = torch.rand(1500) < 0.1
+    out["masked_fill_ms"] = best(
+        lambda: log_probs.clone().masked_fill_(blocked.unsqueeze(1), float("-inf")), repeats, 20)
+    out["add_row_ms"] = best(
+        lambda: log_probs.clone().add_(torch.where(blocked, float("-inf"), 0.0).unsqueeze(1)),
+        repeats, 20)
+    out["clone_ms"] = best(lambda: log_probs.clone(), repeats, 20)  # in both of the above
+    out = {k: v * 1e3 for k, v in out.items()}
+    tokens = torch.randint(0, 1000, (300, 40))
+    eos = torch.tensor([5])
+    out["isin_us"] = best(lambda: torch.isin(tokens, eos), repeats, 200) * 1e6
+    out["eq_us"] = best(lambda: tokens == eos, repeats, 200) * 1e6
+
+    rng = random.Random(5)
+    python, compiled, tables_there = [], [], []
+    gc.disable()  # as in decoding (dpc_decode.batch.gc_paused)
+    try:
+        for _ in range(repeats):
+            sets = [random_sets(rng, 1000, 1, 4) for _ in range(300)]
+            fresh = [Automaton(s) for s in sets]
+            start = time.perf_counter()
+            TensorAutomaton.compile(fresh, "cpu", 1000)
+            compiled.append(time.perf_counter() - start)
+            searched = [Automaton(s) for s in sets]
+            start = time.perf_counter()
+            for a in searched:
+                a.exact_need_table  # noqa: B018
+            python.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            TensorAutomaton.compile(searched, "cpu", 1000)
+            tables_there.append(time.perf_counter() - start)
+            gc.collect()
+    finally:
+        gc.enable()
+    out["need_python_ms"] = min(python) * 1e3
+    out["need_compile_ms"] = (min(compiled) - min(tables_there)) * 1e3
+    print(json.dumps({k: round(v, 3) for k, v in out.items()}))
+
+
+if __name__ == "__main__":
+    main(*map(int, sys.argv[1:2]))
