@@ -8,6 +8,8 @@ alternatives of 1-4 tokens, 0-2 banned phrases, whole-word alternatives in some,
     .venv/bin/python benchmarks/compile_identity.py --compare old.json new.json
 
 Values are compared; dtypes are reported beside them (the symbol table's narrowed on purpose).
+Before 2026-11-27's third session ``leaving`` held the letters' symbols, now their tokens:
+``--leaving-as-tokens`` maps the first file's symbols through each node's alphabet first.
 """
 
 from __future__ import annotations
@@ -62,20 +64,40 @@ def batches(root: Path) -> list[dict]:
     return out
 
 
+def leaving_as_tokens(values: dict) -> dict:
+    """``values`` with ``leaving`` (symbols, each node's in its automaton's alphabet) as tokens.
+    A distinct automaton's nodes run from its root to the next root; any row using it has its
+    alphabet."""
+    roots = values["root"]
+    starts = sorted(set(roots)) + [len(values["leaving"])]
+    owner: list = []
+    for k in range(len(starts) - 1):
+        owner += [values["alphabet"][roots.index(starts[k])]] * (starts[k + 1] - starts[k])
+    return {**values, "leaving": [[owner[n][s] for s in row]
+                                  for n, row in enumerate(values["leaving"])]}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--root", type=Path, default=Path("."))
     p.add_argument("--out", type=Path)
     p.add_argument("--compare", nargs=2, type=Path)
+    p.add_argument("--leaving-as-tokens", action="store_true",
+                   help="the first file's leaving holds symbols (before 2026-11-27's third "
+                        "session)")
     args = p.parse_args()
     if args.compare:
         old, new = (json.loads(f.read_text()) for f in args.compare)
+        if args.leaving_as_tokens:
+            old = [{**a, "values": leaving_as_tokens(a["values"])} for a in old]
         differ = [i for i, (a, b) in enumerate(zip(old, new)) if a["values"] != b["values"]]
+        fields = sorted({k for a, b in zip(old, new) for k in a["values"]
+                         if a["values"][k] != b["values"].get(k)})
         dtypes = sorted({f"{k}: {a['dtypes'][k]} -> {b['dtypes'][k]}" for a, b in zip(old, new)
                          for k in a["dtypes"] if a["dtypes"][k] != b["dtypes"].get(k)})
         same = len(old) == len(new)
         print(f"{len(old) - len(differ) if same else 0}/{len(old)} batches' values identical; "
-              f"differ: {differ}; dtypes changed: {dtypes}")
+              f"differ: {differ}; fields that differ: {fields}; dtypes changed: {dtypes}")
         return
     result = batches(args.root)
     args.out.write_text(json.dumps(result))

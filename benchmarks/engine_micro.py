@@ -5,6 +5,12 @@ CPU with 1 thread, each the best of R runs:
   broadcast ``masked_fill_`` against adding a row of -inf/0 (``dpc_decode.masks``);
 * ``isin_us`` / ``eq_us``: ``torch.isin`` against ``==`` for one EOS id over (300, 40) tokens
   (``dpc_decode.masks.is_eos_token``);
+* ``index_2d_ms`` / ``rows_at_2d_ms`` and ``index_1d_ms`` / ``rows_at_1d_ms``: a (27, 5) node table
+  read at (512, 152) nodes (the 512-row shape's candidates) by indexing, against
+  ``dpc_decode.tensor_automaton.rows_at`` (a row gather; ``take`` for a 1-D table of 2,700);
+* ``lexsort_ms`` / ``descending_order_ms``: (bank desc, score desc) of (512, 152) candidates,
+  banks 0-10, 55% of scores -inf (as a step's dropped letters), by two stable sorts against
+  one of a packed key (``dpc_decode.beam.descending_order``);
 * ``need_python_ms`` / ``need_compile_ms``: the exact need tables of 300 new one-set automata
   (4 alternatives of 1-3 tokens, as ``engine_gpu.py``'s per-row shape) by each automaton's own
   search, against compiling them (``TensorAutomaton.compile``, which solves them all at once)
@@ -31,7 +37,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from engine_gpu import random_sets  # noqa: E402
 
 from dpc_decode.automaton import Automaton  # noqa: E402
-from dpc_decode.tensor_automaton import TensorAutomaton  # noqa: E402
+from dpc_decode.beam import descending_order, lexsort  # noqa: E402
+from dpc_decode.tensor_automaton import TensorAutomaton, rows_at  # noqa: E402
 
 
 def best(fn, repeats: int, inner: int = 1) -> float:
@@ -61,6 +68,21 @@ def main(repeats: int = 7) -> None:
     eos = torch.tensor([5])
     out["isin_us"] = best(lambda: torch.isin(tokens, eos), repeats, 200) * 1e6
     out["eq_us"] = best(lambda: tokens == eos, repeats, 200) * 1e6
+
+    gen = torch.Generator().manual_seed(0)
+    nodes = torch.randint(0, 27, (512, 152), generator=gen)
+    table_2d = torch.randint(0, 2, (27, 5), generator=gen).bool()
+    table_1d = torch.randint(0, 100, (2700,), generator=gen)
+    nodes_1d = torch.randint(0, 2700, (512, 152), generator=gen)
+    out["index_2d_ms"] = best(lambda: table_2d[nodes], repeats, 50) * 1e3
+    out["rows_at_2d_ms"] = best(lambda: rows_at(table_2d, nodes), repeats, 50) * 1e3
+    out["index_1d_ms"] = best(lambda: table_1d[nodes_1d], repeats, 50) * 1e3
+    out["rows_at_1d_ms"] = best(lambda: rows_at(table_1d, nodes_1d), repeats, 50) * 1e3
+    bank = torch.randint(0, 11, (512, 152), generator=gen)
+    score = torch.randn(512, 152, generator=gen) * 5 - 10
+    score[torch.rand(512, 152, generator=gen) < 0.55] = float("-inf")
+    out["lexsort_ms"] = best(lambda: lexsort(-bank, -score), repeats, 20) * 1e3
+    out["descending_order_ms"] = best(lambda: descending_order(bank, score), repeats, 20) * 1e3
 
     rng = random.Random(5)
     python, compiled, tables_there = [], [], []

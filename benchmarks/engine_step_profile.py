@@ -1,16 +1,18 @@
-"""Which operations DPC's extra time is spent in, on the CPU proxy's 300-row shape (issue 24):
+"""Which operations DPC's extra time is spent in, on a CPU proxy shape (issue 24; the 300-row one
+by default, ``--shared`` for 512 rows sharing the proxy's 5 sets, 8 beams):
 torch.profiler's self CPU time per (operation, input shapes), DPC minus the same engine without
 constraints, averaged over R alternating profiled decodes of 20 steps (after a warm-up each).
 
 A shape that only DPC has is all extra; one both have is the difference. Comparing two commits:
 copy this file into the other's ``benchmarks/`` and run it there too.
 
-Usage: python benchmarks/engine_step_profile.py [REPEATS] [TOP]
+Usage: python benchmarks/engine_step_profile.py [REPEATS] [TOP] [--shared]
 """
 
 from __future__ import annotations
 
 import collections
+import random
 import sys
 from pathlib import Path
 
@@ -20,14 +22,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from engine_gpu import per_row_shape  # noqa: E402
+from engine_gpu import BEAMS, build_model, per_row_shape, prompts, random_sets  # noqa: E402
 
 from dpc_decode import BeamSearchOptions, generate  # noqa: E402
 
 
-def main(repeats: int = 4, top: int = 12) -> None:
-    model, inputs, sets = per_row_shape(300)
-    options = BeamSearchOptions(num_beams=5, max_new_tokens=20)
+def shared_shape(rows: int = 512) -> tuple[object, list[list[int]], list]:
+    """The proxy's shared shape: ``rows`` prompts sharing its 5 sets (seeded as there)."""
+    torch.set_num_threads(1)
+    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
+    rng = random.Random(0)
+    sets = random_sets(rng, 1000, 5)
+    return model, prompts(rng, 1000, rows), sets
+
+
+def main(repeats: int = 4, top: int = 12, shared: bool = False) -> None:
+    model, inputs, sets = shared_shape() if shared else per_row_shape(300)
+    options = BeamSearchOptions(num_beams=BEAMS if shared else 5, max_new_tokens=20)
     spent = {True: collections.Counter(), False: collections.Counter()}
     calls = {True: collections.Counter(), False: collections.Counter()}
     for _ in range(repeats):
@@ -48,4 +59,5 @@ def main(repeats: int = 4, top: int = 12) -> None:
 
 
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:3]))
+    shared = "--shared" in sys.argv
+    main(*map(int, [a for a in sys.argv[1:3] if a != "--shared"]), shared=shared)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["dba_order", "lexsort", "rank_within_bank"]
+__all__ = ["dba_order", "descending_order", "lexsort", "rank_within_bank"]
 
 
 def lexsort(*keys: torch.Tensor) -> torch.Tensor:
@@ -39,6 +39,33 @@ def lexsort(*keys: torch.Tensor) -> torch.Tensor:
     return order
 
 
+def descending_order(bank: torch.Tensor, score: torch.Tensor) -> torch.Tensor:
+    """``lexsort(-bank, -score)``: banks descending, then scores descending, ties in place.
+
+    On the CPU, as one stable sort instead of two: each float32 score becomes an int32 that
+    orders as its negation does (the bits of a negative float count its magnitude: flipping the
+    sign bit makes them an int that grows as the score falls; a positive float's bits grow with
+    it: all of them flipped fall below those), packed below the bank in one int64. The same order
+    exactly, not a weighted sum of keys (``-0.0`` is made ``0.0`` first, as ``==`` has them equal).
+    Banks are small integers (|bank| < 2**31); float16 and bfloat16 scores widen to float32
+    exactly. It sorts a step's (512, 152) candidates in 2.1 ms against 3.8
+    (``benchmarks/engine_micro.py``), for 3 more operations. float64 scores, and other devices,
+    where a 64-bit radix sort does twice a 32-bit one's passes, keep :func:`lexsort`.
+
+    >>> import torch
+    >>> bank, score = torch.tensor([[0, 1, 0, 1]]), torch.tensor([[-1.0, -3.0, 0.0, -2.0]])
+    >>> descending_order(bank, score).tolist()
+    [[3, 1, 2, 0]]
+    """
+    if score.device.type != "cpu" or score.dtype == torch.float64:
+        return lexsort(-bank, -score)
+    if score.dtype != torch.float32:
+        score = score.float()
+    bits = (score + 0.0).view(torch.int32)  # + 0.0: -0.0 becomes 0.0
+    falling = torch.where(bits < 0, bits ^ -(2**31), ~bits).long()  # grows as the score falls
+    return torch.argsort(falling.add(bank, alpha=-(2**32)), dim=-1, stable=True)
+
+
 def _bank_sorted(
     bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,7 +73,7 @@ def _bank_sorted(
     within its bank in that order (``n`` for invalid candidates)."""
     n = bank.shape[-1]
     grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
-    order = lexsort(-grouped_bank, -score)  # (batch, n): banks descending, then scores descending
+    order = descending_order(grouped_bank, score)  # (batch, n)
     sorted_bank = grouped_bank.gather(-1, order)
     position = torch.arange(n, device=bank.device).expand_as(order)
     starts = torch.ones_like(sorted_bank, dtype=torch.bool)
@@ -77,9 +104,10 @@ def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> t
     Without constraints every candidate is in one bank and this is plain score order, the same
     selection as ordinary beam search.
 
-    Three stable sorts: the candidates sorted by (bank desc, score desc) are already in that
-    order within each rank, so one stable sort of them by rank gives the full order (the
-    ``lexsort(rank_within_bank(...), -bank, -score)`` this replaces took five).
+    Three stable sorts, two on the CPU (:func:`descending_order`): the candidates sorted by
+    (bank desc, score desc) are already in that order within each rank, so one stable sort of
+    them by rank gives the full order (the ``lexsort(rank_within_bank(...), -bank, -score)``
+    this replaces took five).
     """
     order, sorted_rank = _bank_sorted(bank, score, valid)
     return order.gather(-1, torch.argsort(sorted_rank, dim=-1, stable=True))

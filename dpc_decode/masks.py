@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 
 from dpc_decode.options import DecodeOptions
-from dpc_decode.tensor_automaton import RowTables, Successors, TensorAutomaton
+from dpc_decode.tensor_automaton import RowTables, Successors, TensorAutomaton, rows_at
 
 __all__ = [
     "apply_step_masks", "is_eos_token", "mask_constraints", "mask_eos", "mask_repeated_ngrams",
@@ -61,7 +61,7 @@ def mask_constraints(
         successors = automaton.successors(rows, nodes, met)
     letters, nxt = successors.letters, successors.nodes  # (hyps, A) each
     original = log_probs.gather(1, letters)  # (hyps, A)
-    allowed = ~automaton.violation[nxt] if automaton.has_banned else None  # (hyps, A)
+    allowed = ~rows_at(automaton.violation, nxt) if automaton.has_banned else None  # (hyps, A)
     if tight:
         after = tokens_left - 1
         # need() now (hyps,), after each letter (hyps, A), after any other token (hyps,)

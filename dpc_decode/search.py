@@ -32,7 +32,7 @@ from dpc_decode.masks import apply_step_masks, is_eos_token, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
 from dpc_decode.processors import apply_processors
-from dpc_decode.tensor_automaton import TensorAutomaton
+from dpc_decode.tensor_automaton import TensorAutomaton, rows_at
 
 __all__ = ["SearchResult", "beam_search"]
 
@@ -184,6 +184,7 @@ class _ConstraintSearch:
         inputs = torch.arange(batch, device=device)
         self.rows = inputs.repeat_interleave(beams)  # (H,)
         self.input_col = inputs.unsqueeze(1)  # (B, 1)
+        self.first_beam = self.input_col * beams  # (B, 1): flat row of each input's first beam
         self.input_block = automaton.block[self.input_col]  # (B, 1)
         node, met = automaton.initial_state(self.rows)
         self.node = node.view(batch, beams)  # (B, K)
@@ -192,7 +193,6 @@ class _ConstraintSearch:
         self.ended = self.base  # (B, K): no set is pending before the first token
         width = automaton.leaving.shape[1]  # M: letters offered per beam
         self.row_tables = automaton.for_rows(self.rows)
-        self.alphabets = self.row_tables.letters.view(batch, beams, -1)  # (B, K, A)
         self.letter_parents = torch.arange(beams, device=device).repeat_interleave(width).expand(
             batch, -1)  # (B, K * M)
         self.head = torch.zeros((batch, 3 * beams + beams * width), dtype=torch.bool, device=device)
@@ -202,8 +202,7 @@ class _ConstraintSearch:
         """The letters of each beam whose transition leaves the root: a letter that leads back to
         it meets no set and starts no match, so it could never advance one; the others are
         offered (and kept where they do advance, see :meth:`states`)."""
-        symbols = self.automaton.leaving[self.node]  # (B, K, M)
-        tokens = self.alphabets.gather(2, symbols)  # (B, K, M)
+        tokens = rows_at(self.automaton.leaving, self.node)  # (B, K, M)
         return _Letters(tokens.view(self.batch * self.beams, -1),
                         tokens.view(self.batch, -1), self.letter_parents)
 
@@ -222,16 +221,18 @@ class _ConstraintSearch:
         a = self.automaton
         parent_node = self.node.gather(1, parent)  # (B, C)
         node = a.next_node[parent_node, a.block_symbols(self.input_block, token)]
-        met = self.met[self.input_col, parent] | a.completes[node]  # (B, C, S)
+        # one row gather each (rows_at): on a CPU 3-4x faster than indexing met[input, parent]
+        parent_met = rows_at(self.met.view(self.batch * self.beams, -1), parent + self.first_beam)
+        met = parent_met | rows_at(a.completes, node)  # (B, C, S)
         met = a.confirm(parent_node, met, token)  # the token ends a pending whole word, or not
         base = met.sum(-1) * self.scale  # (B, C)
         if a.has_whole_word:  # the bank counts pending sets as met (see the class notes)
             ended_met = a.met_if_ended(node, met)  # (B, C, S)
             ended = ended_met.sum(-1) * self.scale
-            bank = ended + torch.where(ended_met, 0, a.partial_depth[node]).amax(-1)
+            bank = ended + torch.where(ended_met, 0, rows_at(a.partial_depth, node)).amax(-1)
         else:
             ended = base
-            bank = base + torch.where(met, 0, a.partial_depth[node]).amax(-1)
+            bank = base + torch.where(met, 0, rows_at(a.partial_depth, node)).amax(-1)
         keep = self.head | (bank > self.base.gather(1, parent))
         return (node, met, base, ended), bank, torch.where(keep, score, NEG_INF)
 

@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpc_decode.beam import dba_order, lexsort, rank_within_bank
+from dpc_decode.beam import dba_order, descending_order, lexsort, rank_within_bank
 
 # Each row: banks, scores, valid, beam size, expected first `beam` candidates (indices).
 TABLE = [
@@ -94,3 +94,25 @@ def test_three_sort_order_equals_the_five_sort_definition(data):
     k = int(valid.sum())
     assert order[:k] == reference[:k]
     assert sorted(order[k:]) == sorted(reference[k:])
+
+
+_SCORES = st.one_of(
+    st.sampled_from([0.0, -0.0, float("-inf"), float("inf"), -1.0, -1e-45, 1e-45, -3.4e38]),
+    st.floats(-1e6, 1e6, allow_nan=False, width=32),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float16,
+                                              torch.float64]))
+def test_descending_order_is_the_two_key_lexsort(data, dtype):
+    """One sort of the packed key orders exactly as two stable sorts: ties (0.0 and -0.0
+    included) stay in place, -inf last within its bank, banks as far apart as int32 allows."""
+    rows = data.draw(st.integers(1, 3))
+    n = data.draw(st.integers(1, 20))
+    banks = st.one_of(st.integers(-1, 6), st.sampled_from([1 - 2**31, 2**31 - 1]))
+    bank = torch.tensor(data.draw(st.lists(st.lists(banks, min_size=n, max_size=n),
+                                           min_size=rows, max_size=rows)))
+    score = torch.tensor(data.draw(st.lists(st.lists(_SCORES, min_size=n, max_size=n),
+                                            min_size=rows, max_size=rows))).to(dtype)
+    assert descending_order(bank, score).tolist() == lexsort(-bank, -score).tolist()

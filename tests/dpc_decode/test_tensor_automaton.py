@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from dpc_decode import automaton, tensor_automaton
 from dpc_decode.automaton import Automaton, State
-from dpc_decode.tensor_automaton import TensorAutomaton
+from dpc_decode.tensor_automaton import TensorAutomaton, rows_at
 
 phrase = st.lists(st.integers(0, 5), min_size=1, max_size=4)
 row = st.tuples(
@@ -151,3 +151,16 @@ def test_step_needs_equal_reference(mode, rows, data):
         assert int(at_root[i]) == a.need(State(0, state.met))
         letters = ta.alphabet[i][ta.alphabet_valid[i]].tolist()
         assert after[i, : len(letters)].tolist() == [a.need(a.advance(state, t)) for t in letters]
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.int8, torch.int16, torch.int64])
+@pytest.mark.parametrize("table_shape", [(7,), (7, 3), (7, 3, 2)])
+@pytest.mark.parametrize("index_shape", [(5,), (4, 6), (2, 3, 4)])
+def test_rows_at_is_indexing(dtype, table_shape, index_shape):
+    gen = torch.Generator().manual_seed(0)
+    high = 2 if dtype == torch.bool else 100
+    table = torch.randint(0, high, table_shape, generator=gen).to(dtype)
+    index = torch.randint(0, table_shape[0], index_shape, generator=gen)
+    got = rows_at(table, index)
+    assert got.dtype == dtype
+    assert torch.equal(got, table[index])
