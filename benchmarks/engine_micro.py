@@ -11,6 +11,8 @@ CPU with 1 thread, each the best of R runs:
 * ``lexsort_ms`` / ``descending_order_ms``: (bank desc, score desc) of (512, 152) candidates,
   banks 0-10, 55% of scores -inf (as a step's dropped letters), by two stable sorts against
   one of a packed key (``dpc_decode.beam.descending_order``);
+* ``argsort_ms`` / ``topk_ms``: the first 8 of (512, 152) distinct int64 keys in allocation order
+  by a stable sort of all of them against ``topk`` (``dpc_decode.beam.Allocation.first``);
 * ``need_python_ms`` / ``need_compile_ms``: the exact need tables of 300 new one-set automata
   (4 alternatives of 1-3 tokens, as ``engine_gpu.py``'s per-row shape) by each automaton's own
   search, against compiling them (``TensorAutomaton.compile``, which solves them all at once)
@@ -83,6 +85,10 @@ def main(repeats: int = 7) -> None:
     score[torch.rand(512, 152, generator=gen) < 0.55] = float("-inf")
     out["lexsort_ms"] = best(lambda: lexsort(-bank, -score), repeats, 20) * 1e3
     out["descending_order_ms"] = best(lambda: descending_order(bank, score), repeats, 20) * 1e3
+    keys = torch.stack([torch.randperm(152 * 153, generator=gen)[:152] for _ in range(512)])
+    out["argsort_ms"] = best(lambda: torch.argsort(keys, dim=-1, stable=True)[:, :8], repeats,
+                             20) * 1e3
+    out["topk_ms"] = best(lambda: keys.topk(8, dim=-1, largest=False).indices, repeats, 20) * 1e3
 
     rng = random.Random(5)
     python, compiled, tables_there = [], [], []

@@ -9,7 +9,8 @@ One step, as short named stages (every tensor carries its shape in a comment):
    transition leaves the root (:meth:`_ConstraintSearch.letters`).
 3. :meth:`_ConstraintSearch.states` - automaton state and progress bank of every candidate; a
    letter that advances no unmet set is dropped. :func:`_drop_repeats` drops duplicates.
-4. :func:`~dpc_decode.beam.dba_order` - order the candidates by dynamic beam allocation.
+4. :func:`~dpc_decode.beam.allocate` - order the candidates by dynamic beam allocation (the
+   first few, which are all a step reads).
 5. :func:`_Pool.add` - candidates among the first ``num_beams`` that end (EOS, or the last step)
    join the finished pool, ranked by (sets met, length-normalised score); under constraints
    every beam's EOS continuation is offered too (:func:`_add_other_endings`).
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from dpc_decode.beam import dba_order, lexsort
+from dpc_decode.beam import allocate, lexsort
 from dpc_decode.masks import apply_step_masks, is_eos_token, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
@@ -321,11 +322,11 @@ def beam_search(
             bank = met_rank = torch.zeros_like(token)
         score = _drop_repeats(parent, token, score, vocab)
         valid = torch.isfinite(score)  # (B, C)
-        order = dba_order(bank, score, valid)  # (B, C)
+        allocation = allocate(bank, score, valid)
         is_eos = is_eos_token(token, eos)
 
         # Finished pool: ending candidates among the first `beams` in allocation order.
-        head = order[:, :beams]  # (B, K)
+        head = allocation.first(beams)  # (B, K) candidate columns
         head_parent = parent.gather(1, head)
         head_token = token.gather(1, head)
         head_eos = is_eos.gather(1, head)
@@ -343,10 +344,8 @@ def beam_search(
                                head_eos & ending, eos, step, done, options.length_penalty)
 
         # Running beams: the first `beams` valid, non-ending candidates in allocation order.
-        eligible = (valid & ~is_eos).gather(1, order)  # (B, C) in allocation order
-        first = torch.argsort((~eligible).to(torch.uint8), dim=1, stable=True)[:, :beams]
-        pick = order.gather(1, first)  # (B, K) candidate columns
-        beam_scores = torch.where(eligible.gather(1, first), score.gather(1, pick), NEG_INF)
+        pick, ineligible = allocation.first_outside(beams, ~valid | is_eos)  # (B, K) each
+        beam_scores = torch.where(ineligible, NEG_INF, score.gather(1, pick))
         new_token = token.gather(1, pick)  # (B, K)
         history = _reorder(runner, pick, parent, new_token, history, step, running)
         if search is not None:

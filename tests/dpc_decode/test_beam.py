@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpc_decode.beam import dba_order, descending_order, lexsort, rank_within_bank
+from dpc_decode.beam import allocate, dba_order, descending_order, lexsort, rank_within_bank
 
 # Each row: banks, scores, valid, beam size, expected first `beam` candidates (indices).
 TABLE = [
@@ -116,3 +116,29 @@ def test_descending_order_is_the_two_key_lexsort(data, dtype):
     score = torch.tensor(data.draw(st.lists(st.lists(_SCORES, min_size=n, max_size=n),
                                             min_size=rows, max_size=rows))).to(dtype)
     assert descending_order(bank, score).tolist() == lexsort(-bank, -score).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_allocation_first_is_the_head_of_the_order(data):
+    """allocate(...).first(k) is dba_order's first k; first_outside(k, excluded) is the first k
+    not excluded in that order, then the excluded in order (the stable sort it replaces)."""
+    rows, n = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 16))
+    k = data.draw(st.integers(1, n))
+
+    def grid(values):
+        return data.draw(st.lists(st.lists(values, min_size=n, max_size=n), min_size=rows,
+                                  max_size=rows))
+
+    bank = torch.tensor(grid(st.integers(0, 3)))
+    score = torch.tensor(grid(st.sampled_from([-3.0, -2.0, -1.0, 0.0, float("-inf")])))
+    valid = torch.isfinite(score) & torch.tensor(grid(st.booleans()))
+    excluded = torch.tensor(grid(st.booleans()))
+    order = dba_order(bank, score, valid)
+    allocation = allocate(bank, score, valid)
+    assert allocation.first(k).tolist() == order[:, :k].tolist()
+    out = excluded.gather(1, order)
+    first = torch.argsort(out.to(torch.uint8), dim=1, stable=True)[:, :k]
+    columns, flags = allocation.first_outside(k, excluded)
+    assert columns.tolist() == order.gather(1, first).tolist()
+    assert flags.tolist() == out.gather(1, first).tolist()
