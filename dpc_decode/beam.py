@@ -109,8 +109,8 @@ class Allocation:
     CPU 4x faster at 512 x 152 candidates: ``benchmarks/engine_micro.py``).
 
     >>> import torch
-    >>> a = allocate(torch.tensor([[0, 0, 0, 1, 2]]), torch.tensor([[-1.0, -2.0, -3.0, -5.0, -9.0]]),
-    ...              torch.ones(1, 5, dtype=torch.bool))
+    >>> bank, score = torch.tensor([[0, 0, 0, 1, 2]]), torch.tensor([[-1.0, -2, -3, -5, -9]])
+    >>> a = allocate(bank, score, torch.ones(1, 5, dtype=torch.bool))
     >>> a.first(3).tolist()
     [[4, 3, 0]]
     >>> a.first_outside(2, torch.tensor([[False, False, True, False, True]]))[0].tolist()
