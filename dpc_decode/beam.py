@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Allocation", "allocate", "dba_order", "descending_order", "lexsort", "rank_within_bank"]
+__all__ = [
+    "Allocation", "allocate", "dba_order", "descending_order", "lexsort", "rank_within_bank",
+]
 
 
 def lexsort(*keys: torch.Tensor) -> torch.Tensor:
