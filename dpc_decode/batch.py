@@ -6,6 +6,7 @@ Shared by beam search (:mod:`dpc_decode.generation`) and sampling (:mod:`dpc_dec
 from __future__ import annotations
 
 import gc
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -104,6 +105,11 @@ def inference(model: PreTrainedModel) -> Iterator[None]:
         model.train(was_training)
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # pauses in progress, in every thread
+_gc_resume = False  # the first of them found the collector on
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused for the duration (restored after, if it was on).
@@ -115,6 +121,10 @@ def gc_paused() -> Iterator[None]:
     are short and make few reference cycles; any they make are collected by the first
     collection after. Also a decorator.
 
+    The collector is process-wide: pauses that overlap (nested, or decodes in several threads,
+    as ``dpc serve`` runs them) are counted, and the collector comes back when the last of them
+    ends, on only if it was on when the first began.
+
     >>> import gc
     >>> with gc_paused():
     ...     gc.isenabled()
@@ -122,14 +132,19 @@ def gc_paused() -> Iterator[None]:
     >>> gc.isenabled()
     True
     """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
 
 
 @lru_cache(maxsize=4096)

@@ -300,6 +300,45 @@ def test_the_garbage_collector_is_left_as_it_was(enabled):
         gc.enable()
 
 
+def test_overlapping_pauses_of_the_collector_end_with_the_last():
+    """Decodes in two threads (as ``dpc serve`` runs them) pause the process-wide collector
+    together: the first to end leaves it paused for the other; the last brings it back."""
+    import gc
+    import threading
+
+    from dpc_decode.batch import gc_paused
+
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def first():
+        with gc_paused():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second():
+        first_in.wait(5)
+        with gc_paused():
+            second_in.set()
+            first_out.wait(5)
+            seen["after the first ended"] = gc.isenabled()
+
+    gc.enable()
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"after the first ended": False}
+    assert gc.isenabled()
+    with gc_paused():
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # nested: still paused after the inner one
+    assert gc.isenabled()
+
+
 def test_an_output_says_which_end_token_ended_it():
     from dpc_decode import sample
 
