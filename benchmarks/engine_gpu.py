@@ -27,6 +27,12 @@ Run on a GPU machine (transformers 5 and torch there; the project on ``PYTHONPAT
 
     PYTHONPATH=. python benchmarks/engine_gpu.py --device cuda --out benchmarks/results/engine_gpu_h100.json
 
+and within a device session's short budget (the rows in the acceptance's order, the baselines at
+batch 128 only, no new measurement after 480 s; the skipped ones listed)::
+
+    PYTHONPATH=. python benchmarks/engine_gpu.py --device cuda --lean --budget-s 480 \
+        --models t5-small gpt2 t5-base --out $OUT/engine_gpu.json
+
 The CPU proxy of the issue's acceptance (tiny T5, vocab 1,000, 1 thread)::
 
     PYTHONPATH=. .venv/bin/python benchmarks/engine_gpu.py --proxy --out benchmarks/results/engine_gpu_cpu_proxy.json
@@ -314,46 +320,79 @@ def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:
         save(args, report)
 
 
+class Budget:
+    """``--budget-s``: no new measurement starts once the seconds are spent (a device session's
+    time is short; the rows come in the acceptance's order, so a cut run keeps the main ones).
+    What was not measured is listed in the report's ``skipped``."""
+
+    def __init__(self, seconds: float | None, report: dict[str, Any]) -> None:
+        self.end = None if seconds is None else time.monotonic() + seconds
+        self.report = report
+
+    def allows(self, what: str) -> bool:
+        if self.end is None or time.monotonic() < self.end:
+            return True
+        self.report["skipped"].append(what)
+        print(json.dumps({"skipped": what}), flush=True)
+        return False
+
+
 def run_gpu(args: argparse.Namespace, report: dict[str, Any], device: torch.device) -> None:
+    """The model grid, then (for the first model) the sets sweep and the 300-row shape, model by
+    model and dtype by dtype. ``--lean``: transformers 5, the model floor and the GPU profiles
+    only at batch 128 (dpc and plain everywhere)."""
     dtypes = {"float32": torch.float32, "bfloat16": torch.bfloat16}
+    budget = Budget(args.budget_s, report)
     for name in args.models:
         for dname in args.dtypes:
+            label = f"{name} {dname}"
+            if not budget.allows(f"{label}: every row"):
+                continue
             model = build_model(name, device, dtypes[dname])
             vocab = vocab_of(model)
             rng = random.Random(0)
             sets = random_sets(rng, vocab, 5)
             for batch in args.batches:
                 inputs = prompts(rng, vocab, batch)
+                if "grid" not in args.parts or not budget.allows(f"{label} batch {batch}"):
+                    continue
+                full = not args.lean or batch == 128
                 row = {"model": name, "dtype": dname, "batch": batch,
                        **measure(model, inputs, sets, beams=BEAMS, repeats=args.repeats,
-                                 device=device, baselines=True, ops=False,
+                                 device=device, baselines=full, ops=False,
                                  profile_gpu=batch == 128)}
                 if args.hf456_site and batch == 128 and dname in args.hf456_dtypes:
-                    row.update(hf456(args.hf456_site, model, name, inputs, sets, device, dname,
-                                     args.hf456_repeats))
-                    if row.get("hf456_s"):
-                        row["dpc_speedup_over_hf456"] = round(row["hf456_s"] / row["dpc_s"], 1)
+                    if budget.allows(f"{label} batch {batch}: transformers 4.56.2"):
+                        row.update(hf456(args.hf456_site, model, name, inputs, sets, device,
+                                         dname, args.hf456_repeats))
+                        if row.get("hf456_s"):
+                            row["dpc_speedup_over_hf456"] = round(row["hf456_s"] / row["dpc_s"], 1)
                 report["grid"].append(row)
                 print(json.dumps(row), flush=True)
                 save(args, report)
             if name == args.models[0]:  # t5-small by default
                 for n_sets in args.sets_sweep:
                     inputs = prompts(rng, vocab, 128)
+                    n_sets_sets = random_sets(rng, vocab, n_sets)
+                    if "sweep" not in args.parts or not budget.allows(f"{label} {n_sets} sets"):
+                        continue
                     row = {"model": name, "dtype": dname, "batch": 128, "sets": n_sets,
-                           **measure(model, inputs, random_sets(rng, vocab, n_sets), beams=BEAMS,
-                                     repeats=args.repeats, device=device, baselines=False, ops=False,
-                                     profile_gpu=n_sets in (1, 16))}
+                           **measure(model, inputs, n_sets_sets, beams=BEAMS,
+                                     repeats=args.repeats, device=device, baselines=False,
+                                     ops=False, profile_gpu=n_sets in (1, 16))}
                     report["sets_sweep"].append(row)
                     print(json.dumps(row), flush=True)
                     save(args, report)
                 inputs = prompts(rng, vocab, 300)
                 own = [random_sets(rng, vocab, 1, 4) for _ in inputs]
-                row = {"model": name, "dtype": dname, "shape": "300 rows, own set of 4, 5 beams",
-                       **measure(model, inputs, own, beams=5, repeats=args.repeats, device=device,
-                                 baselines=False, ops=False)}
-                report["per_row"].append(row)
-                print(json.dumps(row), flush=True)
-                save(args, report)
+                if "per-row" in args.parts and budget.allows(f"{label} 300 rows"):
+                    row = {"model": name, "dtype": dname,
+                           "shape": "300 rows, own set of 4, 5 beams",
+                           **measure(model, inputs, own, beams=5, repeats=args.repeats,
+                                     device=device, baselines=False, ops=False)}
+                    report["per_row"].append(row)
+                    print(json.dumps(row), flush=True)
+                    save(args, report)
             del model
             if device.type == "cuda":
                 torch.cuda.empty_cache()
@@ -374,6 +413,12 @@ def main() -> None:
     p.add_argument("--hf456-repeats", type=int, default=1)
     p.add_argument("--hf456-dtypes", nargs="+", default=["float32"])
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--parts", nargs="+", default=["grid", "sweep", "per-row"],
+                   choices=["grid", "sweep", "per-row"], help="which parts of the GPU run")
+    p.add_argument("--lean", action="store_true",
+                   help="transformers 5, the floor and the GPU profiles at batch 128 only")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="start no new measurement after this many seconds (listed as skipped)")
     args = p.parse_args()
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -384,7 +429,7 @@ def main() -> None:
         f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads",
         "torch": torch.__version__, "transformers": transformers.__version__,
         "beams": BEAMS, "new_tokens": STEPS, "eos": "off",
-        "proxy": [], "grid": [], "sets_sweep": [], "per_row": [],
+        "proxy": [], "grid": [], "sets_sweep": [], "per_row": [], "skipped": [],
     }
     if args.proxy or (device.type == "cpu" and not args.grid):
         run_proxy(args, report)
