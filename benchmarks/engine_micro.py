@@ -13,6 +13,9 @@ CPU with 1 thread, each the best of R runs:
   one of a packed key (``dpc_decode.beam.descending_order``);
 * ``argsort_ms`` / ``topk_ms``: the first 8 of (512, 152) distinct int64 keys in allocation order
   by a stable sort of all of them against ``topk`` (``dpc_decode.beam.Allocation.first``);
+* ``walk_states_ms`` / ``scan_ms``: 300 outputs of 20 tokens walked by ``Automaton.advance`` (a
+  ``State`` a token) and by ``Automaton.scan`` (what reporting the outputs does; the matches
+  too), one set of 4 alternatives each (the per-row shape's);
 * ``need_python_ms`` / ``need_compile_ms``: the exact need tables of 300 new one-set automata
   (4 alternatives of 1-3 tokens, as ``engine_gpu.py``'s per-row shape) by each automaton's own
   search, against compiling them (``TensorAutomaton.compile``, which solves them all at once)
@@ -89,6 +92,12 @@ def main(repeats: int = 7) -> None:
     out["argsort_ms"] = best(lambda: torch.argsort(keys, dim=-1, stable=True)[:, :8], repeats,
                              20) * 1e3
     out["topk_ms"] = best(lambda: keys.topk(8, dim=-1, largest=False).indices, repeats, 20) * 1e3
+
+    walk_rng = random.Random(3)
+    walks = [(Automaton(random_sets(walk_rng, 1000, 1, 4)),
+              [walk_rng.randrange(2, 1000) for _ in range(20)]) for _ in range(300)]
+    out["walk_states_ms"] = best(lambda: [a.run(x) for a, x in walks], repeats, 5) * 1e3
+    out["scan_ms"] = best(lambda: [a.scan(x) for a, x in walks], repeats, 5) * 1e3
 
     rng = random.Random(5)
     python, compiled, tables_there = [], [], []

@@ -376,11 +376,16 @@ class Automaton:
         >>> a.advance(a.advance(a.start(), 1), 2).met
         1
         """
-        node = self.goto(state.node, token)
-        met = state.met | self.completes[node]
-        if self.pending[state.node] and not self._continues(token):
-            met |= self.pending[state.node]
+        node, met = self._step(state.node, state.met, token)
         return State(node=node, met=met, violated=state.violated or self.violation[node])
+
+    def _step(self, node: int, met: int, token: int) -> tuple[int, int]:
+        """The node and sets met after ``token`` (what :meth:`advance` does, without a State)."""
+        nxt = self._goto_from(node, token)
+        met |= self.completes[nxt]
+        if self.pending[node] and not self._continues(token):
+            met |= self.pending[node]
+        return nxt, met
 
     def _continues(self, token: int) -> bool:
         c = self.continues
@@ -434,12 +439,16 @@ class Automaton:
         >>> a.is_satisfied(state), first[0].start, first[1].end
         (True, 1, 1)
         """
-        state, first = self.start(), {}
-        for pos, t in enumerate(tokens):
-            state = self.advance(state, t)
-            for m in self._matches_at(state.node, pos, tokens):
-                first.setdefault(m.set_index, m)
-        return state, first
+        if self.num_nodes == 1:  # no phrase at all: the walk stays at the root, nothing is met
+            return self.start(), {}
+        node, met, violated, first = 0, 0, False, {}
+        for pos, t in enumerate(tokens):  # advance() without a State a token: ~3x faster (engine_micro)
+            node, met = self._step(node, met, t)
+            violated = violated or self.violation[node]
+            if self.ends[node]:
+                for m in self._matches_at(node, pos, tokens):
+                    first.setdefault(m.set_index, m)
+        return State(node=node, met=met, violated=violated), first
 
     # ------------------------------------------------------------------ fewest tokens
     @cached_property
