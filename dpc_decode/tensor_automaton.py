@@ -29,7 +29,7 @@ confirms them into ``met`` when ``continues[token]`` is false. ``met`` holds con
 Automata without whole-word alternatives skip every one of these operations.
 
 >>> import torch
->>> from dpc_decode.automaton import Automaton, need_over_budget
+>>> from dpc_decode.automaton import Automaton
 >>> ta = TensorAutomaton.compile([Automaton([[[5, 6]], [[7]]]), Automaton([[[9]]])])
 >>> rows = torch.tensor([0, 0, 1])
 >>> node, met = ta.initial_state(rows)
