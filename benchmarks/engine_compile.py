@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from engine_gpu import build_model, prompts, random_sets, synchronize  # noqa: E402
+from engine_gpu import shared_shape, synchronize  # noqa: E402
 
 import dpc_decode.masks as masks  # noqa: E402
 from dpc_decode import BeamSearchOptions, generate  # noqa: E402
@@ -42,12 +41,7 @@ def main() -> None:
     p.add_argument("--mode", default=None, help="torch.compile mode (e.g. reduce-overhead)")
     args = p.parse_args()
     device = torch.device(args.device)
-    if device.type == "cpu":
-        torch.set_num_threads(1)
-    model = build_model("tiny-t5", device, torch.float32)
-    rng = random.Random(0)
-    shared5, shared16 = random_sets(rng, 1000, 5), random_sets(rng, 1000, 16)
-    inputs = prompts(rng, 1000, 16)
+    model, inputs, shared5, shared16 = shared_shape(16, device)
     options = BeamSearchOptions(num_beams=8, max_new_tokens=20)
 
     def decode(constraints) -> float:

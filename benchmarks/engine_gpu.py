@@ -41,6 +41,7 @@ The CPU proxy of the issue's acceptance (tiny T5, vocab 1,000, 1 thread)::
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import platform
@@ -124,17 +125,24 @@ def paired(repeats: int, device: torch.device, *fns: Callable[[], Any]) -> list[
     return times
 
 
-def top_level_ops(fn: Callable[[], Any]) -> int:
-    """Top-level aten operations of one call (CPU profiler): each is a launch or copy on a GPU."""
+def top_level_op_names(fn: Callable[[], Any]) -> collections.Counter:
+    """Top-level aten operations of one call (CPU profiler), counted by name: each is a launch
+    or a copy on a GPU."""
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
-    count = 0
+    counts: collections.Counter = collections.Counter()
     for event in prof.events():
         parent = event.cpu_parent
         while parent is not None and not parent.name.startswith("aten::"):
             parent = parent.cpu_parent
-        count += event.name.startswith("aten::") and parent is None
-    return count
+        if event.name.startswith("aten::") and parent is None:
+            counts[event.name] += 1
+    return counts
+
+
+def top_level_ops(fn: Callable[[], Any]) -> int:
+    """How many top-level aten operations one call runs (:func:`top_level_op_names`)."""
+    return sum(top_level_op_names(fn).values())
 
 
 def gpu_kernels(fn: Callable[[], Any], device: torch.device) -> tuple[int, float]:
@@ -291,6 +299,20 @@ def per_row_shape(rows: int = 300, name: str = "tiny-t5", device: torch.device |
     return model, inputs, [random_sets(rng, vocab, 1, 4) for _ in range(rows)]
 
 
+def shared_shape(rows: int = 16, device: torch.device | None = None
+                 ) -> tuple[Any, list[list[int]], list[Any], list[Any]]:
+    """The proxy's model (tiny T5, vocab 1,000; on the CPU, torch set to 1 thread), ``rows``
+    prompts and its two shared constraints, 5 and 16 sets, seeded as :func:`run_proxy` draws
+    them: for 16 rows its own prompts (it draws its 512-row ones after them)."""
+    device = device or torch.device("cpu")
+    if device.type == "cpu":
+        torch.set_num_threads(1)
+    model = build_model("tiny-t5", device, torch.float32)
+    rng = random.Random(0)
+    shared5, shared16 = random_sets(rng, 1000, 5), random_sets(rng, 1000, 16)
+    return model, prompts(rng, 1000, rows), shared5, shared16
+
+
 def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:
     """The CPU proxy of the acceptance: tiny T5, vocab 1,000, 1 thread."""
     torch.set_num_threads(1)
@@ -373,11 +395,11 @@ def run_gpu(args: argparse.Namespace, report: dict[str, Any], device: torch.devi
             if name == args.models[0]:  # t5-small by default
                 for n_sets in args.sets_sweep:
                     inputs = prompts(rng, vocab, 128)
-                    n_sets_sets = random_sets(rng, vocab, n_sets)
+                    sweep_sets = random_sets(rng, vocab, n_sets)
                     if "sweep" not in args.parts or not budget.allows(f"{label} {n_sets} sets"):
                         continue
                     row = {"model": name, "dtype": dname, "batch": 128, "sets": n_sets,
-                           **measure(model, inputs, n_sets_sets, beams=BEAMS,
+                           **measure(model, inputs, sweep_sets, beams=BEAMS,
                                      repeats=args.repeats, device=device, baselines=False,
                                      ops=False, profile_gpu=n_sets in (1, 16))}
                     report["sets_sweep"].append(row)

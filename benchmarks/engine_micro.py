@@ -8,14 +8,18 @@ CPU with 1 thread, each the best of R runs:
 * ``index_2d_ms`` / ``rows_at_2d_ms`` and ``index_1d_ms`` / ``rows_at_1d_ms``: a (27, 5) node table
   read at (512, 152) nodes (the 512-row shape's candidates) by indexing, against
   ``dpc_decode.tensor_automaton.rows_at`` (a row gather; ``take`` for a 1-D table of 2,700);
+  ``index_pair_ms`` / ``rows_at_pair_ms``: the parents' sets met, ``met[input, parent]`` of
+  (512, 8, 5) at (512, 152) parents, against a row gather of its (4,096, 5) rows (the search's
+  ``states``, the flat row's add included);
 * ``lexsort_ms`` / ``descending_order_ms``: (bank desc, score desc) of (512, 152) candidates,
   banks 0-10, 55% of scores -inf (as a step's dropped letters), by two stable sorts against
   one of a packed key (``dpc_decode.beam.descending_order``);
 * ``argsort_ms`` / ``topk_ms``: the first 8 of (512, 152) distinct int64 keys in allocation order
   by a stable sort of all of them against ``topk`` (``dpc_decode.beam.Allocation.first``);
 * ``walk_states_ms`` / ``scan_ms``: 300 outputs of 20 tokens walked by ``Automaton.advance`` (a
-  ``State`` a token) and by ``Automaton.scan`` (what reporting the outputs does; the matches
-  too), one set of 4 alternatives each (the per-row shape's);
+  ``State`` a token, as ``scan`` and ``run`` walked before) and by ``Automaton.scan`` (what
+  reporting the outputs does; the matches too), one set of 4 alternatives each (the per-row
+  shape's);
 * ``need_python_ms`` / ``need_compile_ms``: the exact need tables of 300 new one-set automata
   (4 alternatives of 1-3 tokens, as ``engine_gpu.py``'s per-row shape) by each automaton's own
   search, against compiling them (``TensorAutomaton.compile``, which solves them all at once)
@@ -26,6 +30,7 @@ Usage: python benchmarks/engine_micro.py [REPEATS]
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import random
@@ -81,6 +86,12 @@ def main(repeats: int = 7) -> None:
     nodes_1d = torch.randint(0, 2700, (512, 152), generator=gen)
     out["index_2d_ms"] = best(lambda: table_2d[nodes], repeats, 50) * 1e3
     out["rows_at_2d_ms"] = best(lambda: rows_at(table_2d, nodes), repeats, 50) * 1e3
+    met = torch.randint(0, 2, (512, 8, 5), generator=gen).bool()  # the beams' sets met
+    parents = torch.randint(0, 8, (512, 152), generator=gen)
+    inputs, first_beam = torch.arange(512).unsqueeze(1), torch.arange(512).unsqueeze(1) * 8
+    out["index_pair_ms"] = best(lambda: met[inputs, parents], repeats, 50) * 1e3
+    out["rows_at_pair_ms"] = best(
+        lambda: rows_at(met.view(512 * 8, 5), parents + first_beam), repeats, 50) * 1e3
     out["index_1d_ms"] = best(lambda: table_1d[nodes_1d], repeats, 50) * 1e3
     out["rows_at_1d_ms"] = best(lambda: rows_at(table_1d, nodes_1d), repeats, 50) * 1e3
     bank = torch.randint(0, 11, (512, 152), generator=gen)
@@ -96,7 +107,8 @@ def main(repeats: int = 7) -> None:
     walk_rng = random.Random(3)
     walks = [(Automaton(random_sets(walk_rng, 1000, 1, 4)),
               [walk_rng.randrange(2, 1000) for _ in range(20)]) for _ in range(300)]
-    out["walk_states_ms"] = best(lambda: [a.run(x) for a, x in walks], repeats, 5) * 1e3
+    out["walk_states_ms"] = best(
+        lambda: [functools.reduce(a.advance, x, a.start()) for a, x in walks], repeats, 5) * 1e3
     out["scan_ms"] = best(lambda: [a.scan(x) for a, x in walks], repeats, 5) * 1e3
 
     rng = random.Random(5)

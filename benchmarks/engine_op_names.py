@@ -8,48 +8,24 @@ Usage: python benchmarks/engine_op_names.py
 
 from __future__ import annotations
 
-import collections
 import json
-import random
 import sys
 from pathlib import Path
-
-import torch
-from torch.profiler import ProfilerActivity, profile
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from engine_gpu import BEAMS, build_model, prompts, random_sets  # noqa: E402
+from engine_gpu import BEAMS, shared_shape, top_level_op_names  # noqa: E402
 
 from dpc_decode import generate  # noqa: E402
 
 
-def op_names(fn) -> collections.Counter:
-    """Top-level ``aten::`` ops of one call, counted by name (as ``engine_gpu.top_level_ops``)."""
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        fn()
-    counts: collections.Counter = collections.Counter()
-    for event in prof.events():
-        parent = event.cpu_parent
-        while parent is not None and not parent.name.startswith("aten::"):
-            parent = parent.cpu_parent
-        if event.name.startswith("aten::") and parent is None:
-            counts[event.name] += 1
-    return counts
-
-
 def main() -> None:
-    torch.set_num_threads(1)
-    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
-    rng = random.Random(0)
-    sets = random_sets(rng, 1000, 5)
-    random_sets(rng, 1000, 16)  # the proxy draws its 16 shared sets next
-    inputs = prompts(rng, 1000, 16)
+    model, inputs, sets, _ = shared_shape(16)
     per_step = {}
     for label, constraints in [("dpc", sets), ("plain", None)]:
-        runs = {steps: op_names(lambda c=constraints, s=steps: generate(
+        runs = {steps: top_level_op_names(lambda c=constraints, s=steps: generate(
             model, None, inputs, c, num_beams=BEAMS, max_new_tokens=s, eos_token_id=None))
             for steps in (10, 20)}
         per_step[label] = {n: (runs[20][n] - runs[10][n]) / 10 for n in runs[20] | runs[10]}

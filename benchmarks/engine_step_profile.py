@@ -1,5 +1,6 @@
 """Which operations DPC's extra time is spent in, on a CPU proxy shape (issue 24; the 300-row one
-by default, ``--shared`` for 512 rows sharing the proxy's 5 sets, 8 beams):
+by default, ``--shared`` for 512 rows sharing the proxy's 5 sets, 8 beams; its prompts drawn
+right after the sets, as ``engine_gpu.shared_shape`` does):
 torch.profiler's self CPU time per (operation, input shapes), DPC minus the same engine without
 constraints, averaged over R alternating profiled decodes of 20 steps (after a warm-up each).
 
@@ -12,7 +13,6 @@ Usage: python benchmarks/engine_step_profile.py [REPEATS] [TOP] [--shared]
 from __future__ import annotations
 
 import collections
-import random
 import sys
 from pathlib import Path
 
@@ -22,22 +22,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from engine_gpu import BEAMS, build_model, per_row_shape, prompts, random_sets  # noqa: E402
+from engine_gpu import BEAMS, per_row_shape, shared_shape  # noqa: E402
 
 from dpc_decode import BeamSearchOptions, generate  # noqa: E402
 
 
-def shared_shape(rows: int = 512) -> tuple[object, list[list[int]], list]:
-    """The proxy's shared shape: ``rows`` prompts sharing its 5 sets (seeded as there)."""
-    torch.set_num_threads(1)
-    model = build_model("tiny-t5", torch.device("cpu"), torch.float32)
-    rng = random.Random(0)
-    sets = random_sets(rng, 1000, 5)
-    return model, prompts(rng, 1000, rows), sets
-
-
 def main(repeats: int = 4, top: int = 12, shared: bool = False) -> None:
-    model, inputs, sets = shared_shape() if shared else per_row_shape(300)
+    model, inputs, sets = shared_shape(512)[:3] if shared else per_row_shape(300)
     options = BeamSearchOptions(num_beams=BEAMS if shared else 5, max_new_tokens=20)
     spent = {True: collections.Counter(), False: collections.Counter()}
     calls = {True: collections.Counter(), False: collections.Counter()}
