@@ -335,6 +335,8 @@ def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:
             cons = [[[t] for t in rng.sample(range(2, 1000), 3)] for _ in range(16)]
         else:
             cons = sets
+        if args.shape and not any(part in label for part in args.shape):
+            continue  # drawn all the same: the other shapes keep their inputs
         row = {"shape": label, **measure(model, inputs, cons, beams=beams, repeats=args.repeats,
                                          device=device, baselines=False, ops=True)}
         report["proxy"].append(row)
@@ -435,6 +437,8 @@ def main() -> None:
     p.add_argument("--hf456-repeats", type=int, default=1)
     p.add_argument("--hf456-dtypes", nargs="+", default=["float32"])
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--shape", action="append", default=[],
+                   help="--proxy: only the shapes whose label contains this (repeatable)")
     p.add_argument("--parts", nargs="+", default=["grid", "sweep", "per-row"],
                    choices=["grid", "sweep", "per-row"], help="which parts of the GPU run")
     p.add_argument("--lean", action="store_true",
