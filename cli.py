@@ -25,8 +25,11 @@ errors), so each package owns its subcommands:
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from causal_mining.cli import add_mine_parser
 from cause_effect_graph.cli import add_graph_parser
@@ -68,13 +71,36 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(["dpc", *(w for w in words if isinstance(w, str))])
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, as Ctrl-C raises :class:`KeyboardInterrupt`."""
+
+
+@contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """While the block runs, SIGTERM interrupts the command as SIGINT does (the same clean-up
+    and the same line), in the main thread only (where Python runs signal handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``dpc ARGV``; return the exit status.
 
     0 on success; 2 for bad input, with one line on stderr (every :class:`~dpc_errors.DpcError`,
     and the operating system's errors: a full disk, a file that cannot be read); 130 when
-    interrupted (Ctrl-C, SIGINT), with one line saying what was kept and how to resume (each
-    command's ``interrupted(args)``, given with its parser's defaults).
+    interrupted (Ctrl-C, SIGINT), 143 when terminated (SIGTERM), with the same one line saying
+    what was kept and how to resume (each command's ``interrupted(args)``, given with its
+    parser's defaults).
     """
     try:
         args = build_parser().parse_args(argv)
@@ -82,12 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dpc: interrupted before the command started: nothing was done", file=sys.stderr)
         return 130
     try:
-        return int(args.func(args))
-    except KeyboardInterrupt:
+        with _sigterm_interrupts():
+            return int(args.func(args))
+    except KeyboardInterrupt as stop:
         note = getattr(args, "interrupted", None)
         print(f"{_command(args)}: interrupted: {note(args) if note else NOTHING_KEPT}",
               file=sys.stderr)
-        return 130
+        return 143 if isinstance(stop, _Terminated) else 130
     except (DpcError, OSError, MemoryError) as err:
         # a command prints its own errors; these got past it (a disk that fills up, memory)
         reason = str(err) or type(err).__name__

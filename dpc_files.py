@@ -45,14 +45,20 @@ dpc_files.OutputError: --out '...' holds files dpc mine did not write (notes.txt
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from dpc_errors import DpcError
 
-__all__ = ["OutputError", "check_output_file", "check_output_folder", "check_writable_folder"]
+__all__ = ["RESULTS_FORMAT", "OutputError", "ResultsFile", "check_output_file",
+           "check_output_folder", "check_writable_folder", "file_digest", "read_results",
+           "run_difference", "text_digest"]
 
 
 class OutputError(DpcError):
@@ -137,3 +143,312 @@ def check_output_folder(path: str | os.PathLike[str], option: str = "--out", *,
         raise OutputError(f"{option} {_name(target)}: {_name(ancestor)} is a file, not a folder")
     check_writable_folder(ancestor, option, target)
     return target
+
+
+# ----------------------------------------------------------------------------- results files
+
+#: The first line's ``format`` in a results file (:class:`ResultsFile`).
+RESULTS_FORMAT = "dpc-results-1"
+
+
+def _option_name(key: str) -> str:
+    return key if key.startswith("-") or " " in key else "--" + key.replace("_", "-")
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _same(value: Any, other: Any) -> bool:
+    if isinstance(value, Mapping) and isinstance(other, Mapping) and "files" in value:
+        return value["files"] == other.get("files")  # a model or graph: by its bytes
+    return json.loads(json.dumps(value)) == other
+
+
+def run_difference(mine: Mapping[str, Any], theirs: Mapping[str, Any]) -> str | None:
+    """The first option of run ``mine`` whose value differs in run ``theirs``, worded for a
+    message (``None`` when they are the same run). Keys are option names (``direction`` reads
+    ``--direction``); a key holding ``" "`` is shown as it is (``the inputs``). A value with
+    ``"files"`` (a model or graph: ``{"name": ..., "files": digest}``) is the same when its files
+    are, whatever path named them.
+
+    >>> run_difference({"direction": "cause", "n": 20}, {"direction": "effect", "n": 20})
+    "--direction is 'cause' here and 'effect' in the file"
+    >>> run_difference({"model": {"name": "a", "files": "1f"}}, {"model": {"name": "b"}})
+    "--model differs ('a' here, 'b' in the file, other files)"
+    >>> run_difference({"graph": {"name": "g.ceg", "files": "1f"}},
+    ...                {"graph": {"name": "/data/g.ceg", "files": "1f"}}) is None
+    True
+    """
+    for key, value in mine.items():
+        if key not in theirs:
+            return f"{_option_name(key)} is not recorded in the file (an older dpc wrote it)"
+        other = theirs[key]
+        if _same(value, other):
+            continue
+        option = _option_name(key)
+        if isinstance(value, Mapping) and "files" in value:
+            name = value.get("name")
+            theirs_name = other.get("name") if isinstance(other, Mapping) else other
+            if name == theirs_name:
+                return f"{option} {name!r} is not the same files as when the file was written"
+            return f"{option} differs ({name!r} here, {theirs_name!r} in the file, other files)"
+        if isinstance(value, Mapping) and isinstance(other, Mapping) and "count" in value:
+            count, theirs_count = value["count"], other.get("count")
+            return (f"{option} differ ({count} here, {theirs_count} in the file)"
+                    if count != theirs_count else
+                    f"{option} differ (other texts: {count} here, as many in the file)")
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            return f"{option} is {value!r} here and {other!r} in the file"
+        return f"{option} differs ({_shown(value)} here, {_shown(other)} in the file)"
+    extra = [key for key in theirs if key not in mine]
+    if extra:
+        return f"{_option_name(extra[0])} is recorded in the file but not given here"
+    return None
+
+
+def text_digest(values: Any) -> str:
+    """SHA-256 (hex, 16 digits) of ``values`` as canonical JSON: a run's inputs in its signature.
+
+    >>> text_digest(["babies cry", "it rained"]) == text_digest(["babies cry", "it rained"])
+    True
+    >>> text_digest(["a"]) != text_digest(["b"])
+    True
+    """
+    data = json.dumps(values, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def file_digest(*paths: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex, 16 digits) of the files' names, sizes and bytes; a folder counts as all the
+    files under it, in name order (hidden files left out). What a run signature records of a
+    model or graph."""
+    digest = hashlib.sha256()
+    for root in paths:
+        root = Path(root)
+        files = ([root] if root.is_file() else sorted(
+            p for p in root.rglob("*") if p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)))
+        for path in files:
+            digest.update(f"{path.name}\0{path.stat().st_size}\0".encode("utf-8", "surrogatepass"))
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 22), b""):
+                    digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+class ResultsFile:
+    """A JSON-lines file of one run's results, which the run appends to as it goes and a re-run
+    of the *same run* resumes.
+
+    The file is recognised positively: its first line is a header
+    ``{"format": "dpc-results-1", "command": ..., "run": {...}}`` naming the command that wrote
+    it and the run's signature (its inputs' digest and every option that changes the outputs,
+    model and graph digests included). Every other line is one result (a JSON object). So:
+
+    - a file without that header (a user's own, even one of ``{"index": N, ...}`` lines) is
+      never written to: :meth:`check` refuses it unless ``overwrite`` is given;
+    - a file of another run (another option, model, graph or inputs) is refused with one line
+      naming the first option that differs;
+    - ``overwrite`` writes a new file beside the target and renames it onto the target when the
+      run ends, so an interrupted or failed run leaves the old file whole;
+    - a new file is created whole with its header (written beside it and renamed), then the
+      results are appended and flushed one by one; a last line cut by an interrupt is dropped
+      when the run resumes.
+
+    Parameters
+    ----------
+    path
+        The file.
+    command
+        The command that writes it (``"dpc generate"``): the header names it.
+    run
+        The run's signature: option name -> JSON value, in the order mismatches are reported.
+    option
+        How the user gave the path (messages name it).
+    overwrite
+        Replace an existing file (atomically, at the end) instead of resuming it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "out.jsonl"
+    >>> results = ResultsFile(path, "dpc demo", {"direction": "cause"})
+    >>> results.check()
+    []
+    >>> with results.writer() as write:
+    ...     write({"index": 0, "text": "the baby was hungry"})
+    >>> [row["text"] for row in ResultsFile(path, "dpc demo", {"direction": "cause"}).check()]
+    ['the baby was hungry']
+    >>> ResultsFile(path, "dpc demo", {"direction": "effect"}).check()
+    Traceback (most recent call last):
+    ...
+    dpc_files.OutputError: --out '...out.jsonl' holds another run of dpc demo: --direction is 'effect' here and 'cause' in the file; pass --overwrite to replace it, or give a new file
+    >>> _ = path.write_text('{"index": 0, "text": "mine"}\\n')
+    >>> ResultsFile(path, "dpc demo", {"direction": "cause"}).check()
+    Traceback (most recent call last):
+    ...
+    dpc_files.OutputError: --out '...out.jsonl' is not a results file of dpc demo (its first line is not dpc's header); give a new file, or pass --overwrite to replace it
+    """
+
+    def __init__(self, path: str | os.PathLike[str], command: str, run: Mapping[str, Any], *,
+                 option: str = "--out", overwrite: bool = False) -> None:
+        self.path = Path(path)
+        self.command = command
+        self.run = dict(run)
+        self.option = option
+        self.overwrite = overwrite
+        self._keep: int | None = None  # bytes of the file to keep (None: a new file)
+        self._checked = False
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The first line of the file."""
+        return {"format": RESULTS_FORMAT, "command": self.command, "run": self.run}
+
+    @property
+    def replacing(self) -> bool:
+        """Whether the run replaces an existing file (written beside it, renamed at the end)."""
+        return self.overwrite and self.path.exists()
+
+    def _name(self) -> str:
+        return f"{self.option} {_name(self.path)}"
+
+    def check(self) -> list[dict[str, Any]]:
+        """Check the path (:func:`check_output_file`) and an existing file; return the results it
+        already holds for this run (``[]`` for a new file or with ``overwrite``). Nothing is
+        written. Raises :class:`OutputError` for a file that is not this run's."""
+        check_output_file(self.path, self.option, overwrite=self.overwrite, exists_ok=True)
+        self._checked = True
+        if not self.path.exists() or self.overwrite:
+            self._keep = None
+            return []
+        rows, self._keep = self._read()
+        return rows
+
+    def _read(self) -> tuple[list[dict[str, Any]], int]:
+        advice = "give a new file, or pass --overwrite to replace it"
+        foreign = (f"{self._name()} is not a results file of {self.command} (its first line is "
+                   f"not dpc's header); {advice}")
+        data = self.path.read_bytes()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise OutputError(foreign) from None
+        first, newline, rest = text.partition("\n")
+        try:
+            header = json.loads(first) if newline else None
+        except ValueError:
+            header = None
+        if not isinstance(header, dict) or header.get("format") != RESULTS_FORMAT:
+            raise OutputError(foreign)
+        if header.get("command") != self.command:
+            raise OutputError(f"{self._name()} holds results of {header.get('command')!r}, not "
+                              f"of {self.command}; {advice}")
+        theirs = header.get("run")
+        difference = run_difference(self.run, theirs if isinstance(theirs, dict) else {})
+        if difference:
+            raise OutputError(f"{self._name()} holds another run of {self.command}: "
+                              f"{difference}; pass --overwrite to replace it, or give a new file")
+        *complete, torn = rest.split("\n")
+        rows = []
+        for number, line in enumerate(complete, start=2):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                row = None
+            if not isinstance(row, dict):
+                raise OutputError(f"{self._name()} line {number} is not a result of "
+                                  f"{self.command} (was the file edited?); {advice}")
+            rows.append(row)
+        # a torn last line is a write cut by an interrupt: the file is ours, so it is dropped
+        return rows, len(data) - len(torn.encode("utf-8"))
+
+    @contextmanager
+    def writer(self) -> Iterator[Callable[[Mapping[str, Any]], None]]:
+        """Open the file for this run's results; yield ``write(row)``, which appends one line and
+        flushes it. :meth:`check` is called first if it was not. A new file appears whole with
+        its header; with ``overwrite`` the results go to a file beside the target, renamed onto
+        it when the block ends without an error (else removed: the old file stays whole)."""
+        if not self._checked:
+            self.check()
+        header = json.dumps(self.header, ensure_ascii=False) + "\n"
+        replacing = self.replacing
+        if self._keep is not None:  # resuming: drop a torn last line, then append
+            handle = open(self.path, "r+", encoding="utf-8", newline="\n")  # noqa: SIM115
+            handle.seek(self._keep)
+            handle.truncate()
+            tmp = None
+        else:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                       dir=self.path.parent)
+            handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+            handle.write(header)
+            handle.flush()
+            if not replacing:  # a new file: it appears now, whole with its header
+                _publish(tmp, self.path, replace=False)
+                tmp = None
+
+        def write(row: Mapping[str, Any]) -> None:
+            handle.write(json.dumps(dict(row), ensure_ascii=False) + "\n")
+            handle.flush()
+
+        try:
+            yield write
+            handle.flush()
+            os.fsync(handle.fileno())
+            handle.close()
+            if tmp is not None:
+                _publish(tmp, self.path, replace=True)
+                tmp = None
+        finally:
+            if not handle.closed:
+                handle.close()
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+
+
+def read_results(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and the results of a results file (:class:`ResultsFile`): what a program
+    reading ``dpc generate --out`` needs (a last line cut by an interrupt is left out).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "out.jsonl"
+    >>> with ResultsFile(path, "dpc demo", {"n": 3}).writer() as write:
+    ...     write({"index": 0, "text": "the baby was hungry"})
+    >>> header, rows = read_results(path)
+    >>> header["command"], header["run"], rows
+    ('dpc demo', {'n': 3}, [{'index': 0, 'text': 'the baby was hungry'}])
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]  # the part after the last newline is torn, or empty
+    try:
+        header = json.loads(lines[0]) if lines else None
+        rows = [json.loads(line) for line in lines[1:]]
+    except ValueError as err:
+        raise OutputError(f"{_name(Path(path))} is not a results file of dpc ({err})") from None
+    if not isinstance(header, dict) or header.get("format") != RESULTS_FORMAT:
+        raise OutputError(f"{_name(Path(path))} is not a results file of dpc (its first line is "
+                          "not dpc's header)")
+    return header, rows
+
+
+def _publish(tmp: str, path: Path, *, replace: bool) -> None:
+    """Give the written file ``tmp`` the name ``path`` (readable as a file ``open`` makes)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)
+    if replace:
+        os.replace(tmp, path)
+        return
+    try:  # a link never replaces a file that appeared since the check
+        os.link(tmp, path)
+    except FileExistsError:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"--out {_name(path)} appeared while dpc was working; give a new "
+                          "file") from None
+    except OSError:  # a file system without hard links
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)

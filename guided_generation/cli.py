@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from causal_mining.pair import DIRECTIONS
 from dpc_device import add_device_arguments
 from dpc_errors import DpcError
-from dpc_files import check_output_file
+from dpc_files import ResultsFile, check_output_file, file_digest, text_digest
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
@@ -36,8 +35,8 @@ from guided_generation.options import (
 if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedResult
 
-__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "interrupted_note",
-           "read_items"]
+__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "generator_run",
+           "interrupted_note", "read_items", "run_signature"]
 
 
 @dataclass(frozen=True)
@@ -167,8 +166,13 @@ def interrupted_note(args: argparse.Namespace) -> str:
     if not args.out:
         return ("the results printed are all there is (with --out FILE, a re-run resumes where "
                 "it stopped)")
-    return (f"the results of the finished inputs are kept in {args.out}; run the same command "
-            "again to resume")
+    if getattr(args, "replacing", False):
+        return (f"--overwrite: {args.out} is as it was (it is replaced only when the run ends); "
+                "the results of this run were not kept")
+    if not getattr(args, "started", False) and not getattr(args, "skip", 0):
+        return f"nothing was written to {args.out}; run it again"
+    again = "again without --overwrite" if args.overwrite else "the same command again"
+    return f"the results of the finished inputs are kept in {args.out}; run {again} to resume"
 
 
 def _options(args: argparse.Namespace) -> GuidedOptions:
@@ -208,45 +212,52 @@ def _items(args: argparse.Namespace) -> list[GenerateItem]:
     return items
 
 
-_TORN_LINE = re.compile(r'\{"index": (\d+)')
+#: ``GuidedOptions`` fields that do not change the outputs (left out of a run's signature).
+_NOT_IN_RUN = frozenset({"batch_rows"})
 
 
-def _done(path: Path, items: list[GenerateItem]) -> tuple[int, int]:
-    """How many results an earlier run already wrote to ``path`` for these same inputs, and the
-    bytes of those complete lines (what to keep of the file). Nothing is written here.
+def generator_run(model: str | None, graph: str | None) -> dict[str, Any]:
+    """``{"model": ..., "graph": ...}``: what a run's signature records of the generator and the
+    graph a command names (``None``: the defaults): their names and the digests of their files
+    (:func:`train.identity.generator_identity`, :func:`dpc_files.file_digest`), read without
+    loading either. A missing model or graph is a :class:`~dpc_errors.DpcError` naming it."""
+    from cause_effect_graph.store import DEFAULT_GRAPH
+    from train.identity import generator_identity
 
-    The file must be one that ``dpc generate --out`` wrote for these inputs: every complete line
-    the result of input number ``line - 1``, and a last line without its newline (a write cut by
-    an interrupt) only the start of the next one; such a torn line is cut when generation
-    starts. Any other file (of other inputs, or not ours: not UTF-8, not JSON lines) is an error
-    and is left as it is.
-    """
-    if not path.exists():
-        return 0, 0
-    name = f"--out {str(path)!r}"
-    advice = "give a new file, or --overwrite to replace it"
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise GuidedGenerationError(f"{name} is not a JSON-lines file of dpc generate (not UTF-8 "
-                                    f"text at byte {err.start + 1}); {advice}") from None
-    *complete, torn = text.split("\n")
-    for number, line in enumerate(complete):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            raise GuidedGenerationError(f"{name} line {number + 1} is not JSON: the file is not "
-                                        f"one dpc generate wrote; {advice}") from None
-        if not isinstance(row, dict) or number >= len(items) or row.get("index") != number or \
-                " ".join(items[number].text.split())[:40] != str(row.get("input", ""))[:40]:
+    path = Path(graph) if graph else DEFAULT_GRAPH
+    if not path.is_file():
+        raise GuidedGenerationError(f"graph file {str(path)!r} does not exist")
+    return {"model": generator_identity(model),
+            "graph": {"name": graph or "bundled", "files": file_digest(path)}}
+
+
+def run_signature(args: argparse.Namespace, items: list[GenerateItem],
+                  options: GuidedOptions) -> dict[str, Any]:
+    """What makes a ``dpc generate --out`` run: every option that changes the outputs, the
+    model's and graph's digests and the inputs' (:class:`dpc_files.ResultsFile` compares them
+    before a file is resumed). The device is not part of it: a run begun on the CPU may be
+    resumed on a GPU. Reads the model's and graph's files, not the model."""
+    run: dict[str, Any] = {"direction": args.direction}
+    run.update({k: v for k, v in asdict(options).items() if k not in _NOT_IN_RUN})
+    run.update(constraint=list(args.constraint), banned=list(args.banned), seed=args.seed,
+               dtype=args.dtype, **generator_run("bundled" if args.fast else args.model,
+                                                 args.graph))
+    run["the inputs"] = {"count": len(items), "sha256": text_digest(
+        [[i.text, i.direction, i.constraints] for i in items])}
+    return run
+
+
+def _resume_point(results: ResultsFile, items: list[GenerateItem]) -> int:
+    """How many inputs ``results`` already holds (0 for a new file); its rows must be the results
+    of inputs 0, 1, ... in order."""
+    rows = results.check()
+    for number, row in enumerate(rows):
+        if row.get("index") != number or number >= len(items):
             raise GuidedGenerationError(
-                f"{name} holds results of other inputs (line {number + 1}); {advice}")
-    match = _TORN_LINE.match(torn)
-    if torn and (match is None or int(match.group(1)) != len(complete)):
-        raise GuidedGenerationError(f"{name} ends in a line dpc generate did not write "
-                                    f"(line {len(complete) + 1}: {torn[:40]!r}); {advice}")
-    return len(complete), len(data) - len(torn.encode("utf-8"))
+                f"--out {str(results.path)!r} line {number + 2} is not the result of input "
+                f"{number} (was the file edited?); give a new file, or pass --overwrite to "
+                "replace it")
+    return len(rows)
 
 
 _RERANK_LABELS = {"nll": "mean NLL", "pmi": "PMI with the input", "mmr": "MMR (likelihood and novelty)"}
@@ -276,16 +287,21 @@ def generate_command(args: argparse.Namespace) -> int:
         options = _options(args)
         check_direction(args.direction)
         items = _items(args)
-        out_path = (check_output_file(args.out, "--out", exists_ok=True) if args.out else None)
-        skip, keep = _done(out_path, items) if out_path and not args.overwrite else (0, 0)
+        results = None
+        skip = 0
+        if args.out:
+            check_output_file(args.out, "--out", exists_ok=True)  # before the files are read
+            results = ResultsFile(args.out, "dpc generate", run_signature(args, items, options),
+                                  overwrite=args.overwrite)
+            skip = args.skip = _resume_point(results, items)
+            args.replacing = results.replacing
         if skip:
             print(f"note: {args.out} already holds {skip} of {len(items)} results: resuming",
                   file=sys.stderr)
-        from guided_generation.pipeline import GuidedGenerator
-
         import torch
-
         from transformers.utils import logging as hf_logging
+
+        from guided_generation.pipeline import GuidedGenerator
 
         torch.manual_seed(args.seed)
         hf_logging.disable_progress_bar()  # one bar per command: ours
@@ -294,12 +310,8 @@ def generate_command(args: argparse.Namespace) -> int:
                                          dtype=args.dtype)
         from tqdm.auto import tqdm
 
-        sink = None
-        if out_path:  # everything is checked: now the file is written (cut to its whole lines)
-            sink = open(out_path, "a" if keep else "w", encoding="utf-8")  # noqa: SIM115
-            if keep and os.path.getsize(out_path) > keep:
-                os.truncate(out_path, keep)
-        try:
+        with results.writer() if results else nullcontext(None) as write:  # everything checked
+            args.started = True
             for index, item in enumerate(tqdm(items, unit="input", disable=len(items) < 2 or None,
                                               initial=0)):
                 if index < skip:
@@ -309,17 +321,13 @@ def generate_command(args: argparse.Namespace) -> int:
                                             progress=len(items) == 1, banned=args.banned)
                 for note in result.notes:
                     print(f"note: {note}", file=sys.stderr)
-                line = json.dumps({"index": index, **result.to_dict()}, ensure_ascii=False)
-                if sink:
-                    sink.write(line + "\n")
-                    sink.flush()
+                row = {"index": index, **result.to_dict()}
+                if write:
+                    write(row)
                 elif args.json:
-                    print(line, flush=True)
+                    print(json.dumps(row, ensure_ascii=False), flush=True)
                 else:
                     _print_table(result, time.perf_counter() - started, options.rerank)
-        finally:
-            if sink:
-                sink.close()
     except DpcError as err:
         print(f"dpc: error: {err}", file=sys.stderr)
         return 2

@@ -20,6 +20,7 @@ from causal_mining.shards import atomic_open
 from dpc_device import add_device_arguments, resolve_device
 from dpc_errors import DpcError
 from dpc_files import check_output_file, check_output_folder
+from guided_generation.cli import generator_run
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, method_names
 from tasks.aflite.cli import add_aflite_parser
@@ -146,7 +147,6 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         # Lazy: these import torch and transformers (2.5 s), which `dpc --help` must not pay.
         from guided_generation.pipeline import GuidedGenerator
         from guided_generation.retrieval import KnnRetriever
-        from train.models import DEFAULT_GENERATOR
         from tasks.copa.generation import (
             OUT_FILES,
             evaluate_generation,
@@ -154,6 +154,7 @@ def eval_generation_command(args: argparse.Namespace) -> int:
             model_prefers_correct,
             scores_json,
         )
+        from train.models import DEFAULT_GENERATOR
 
         if args.out:  # before the model is read: a bad folder fails at once
             check_output_folder(args.out, "--out", markers=OUT_FILES,
@@ -170,10 +171,12 @@ def eval_generation_command(args: argparse.Namespace) -> int:
                 raise GuidedGenerationError(f"--limit (={args.limit}) must be at least 1")
             items = items[: args.limit]
         device = resolve_device(args.device)  # before the bank and the model are read
+        run = ({**generator_run(args.model, args.graph), "bank": args.bank, "dtype": args.dtype}
+               if args.out else None)  # what the outputs.jsonl records of the run
         retriever = KnnRetriever.from_bank(args.bank) if "knn" in methods else None
         generator = GuidedGenerator.load(args.model, args.graph, device=device, dtype=args.dtype)
         scores = evaluate_generation(items, generator, methods, options, retriever=retriever,
-                                     out=args.out, seed=args.seed)
+                                     out=args.out, seed=args.seed, run=run)
         prefers = model_prefers_correct(generator, items)
     except DpcError as err:
         print(f"dpc eval: error: {err}", file=sys.stderr)

@@ -40,6 +40,7 @@ from causal_mining.pair import CausalPair
 from causal_mining.shards import write_pairs
 from cause_effect_graph.store import MAGIC, save_graph
 from dpc_errors import DpcError
+from dpc_files import RESULTS_FORMAT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,6 +110,17 @@ def make_env(root: Path) -> dict[str, str]:
     (root / "no_newline.out").write_text("hello", encoding="utf-8")
     (root / "other_inputs.jsonl").write_text('{"index": 0, "input": "the dog barked"}\n',
                                              encoding="utf-8")
+    (root / "lookalike.jsonl").write_text('{"index": 0, "input": "babies cry"}\n{"index": 1',
+                                          encoding="utf-8")
+    (root / "lookalike_same.jsonl").write_text('{"index": 0, "input": "babies cry", "outputs": '
+                                               '[]}\n', encoding="utf-8")
+    (root / "old_format.jsonl").write_text('{"index": 0, "input": "babies cry", "direction": '
+                                           '"cause", "outputs": [], "keywords": []}\n',
+                                           encoding="utf-8")
+    (root / "empty.jsonl").write_bytes(b"")
+    (root / "other_command.jsonl").write_text(json.dumps(
+        {"format": RESULTS_FORMAT, "command": "dpc eval generation", "run": {}}) + "\n",
+        encoding="utf-8")
     (root / "foreign").mkdir()
     (root / "foreign" / "notes.txt").write_text("my notes\n", encoding="utf-8")
     (root / "foreign" / "report.md").write_text("# my report\n", encoding="utf-8")
@@ -196,6 +208,8 @@ class Case:
 
 
 G = ("--graph", "{graph_ceg}")
+#: What ``dpc generate --out`` says of a file it did not write.
+NOT_OURS = "is not a results file of dpc generate (its first line is not dpc's header)"
 GEN = ("generate", "--input", "babies cry", "--n", "3", "--m", "2", "--k", "2",
        "--max-new-tokens", "6")
 MINE = ("mine", "--workers", "1", "--no-tags", "--no-progress")
@@ -207,13 +221,24 @@ CASES: list[Case] = [
          "does not exist"),
     Case("generate --out unwritable", (*GEN, "--out", "{locked}/o.jsonl"), 2, "cannot write",
          unwritable=True),
-    Case("generate --out binary", (*GEN, "--out", "{binary_out}"), 2, "UTF-8"),
-    Case("generate --out a text file without newline (was cut)",
-         (*GEN, "--out", "{no_newline_out}"), 2, "did not write"),
-    Case("generate --out a file of other text", (*GEN, "--out", "{existing_out}"), 2,
-         "not one dpc generate wrote"),
-    Case("generate --out results of other inputs", (*GEN, "--out", "{other_inputs_jsonl}"), 2,
-         "other inputs"),
+    Case("generate --out binary", (*GEN, "--out", "{binary_out}"), 2, NOT_OURS),
+    Case("generate --out a text file without newline", (*GEN, "--out", "{no_newline_out}"), 2,
+         NOT_OURS),
+    Case("generate --out a file of other text", (*GEN, "--out", "{existing_out}"), 2, NOT_OURS),
+    Case("generate --out a file of {index: N} lines (not ours)",
+         (*GEN, "--out", "{other_inputs_jsonl}"), 2, NOT_OURS),
+    Case("generate --out a file shaped like ours, no trailing newline",
+         (*GEN, "--out", "{lookalike_jsonl}"), 2, NOT_OURS),
+    Case("generate --out a file shaped like ours, for these very inputs",
+         (*GEN, "--out", "{lookalike_same_jsonl}"), 2, NOT_OURS),
+    Case("generate --out a file of an earlier dpc (no header)",
+         (*GEN, "--out", "{old_format_jsonl}"), 2, NOT_OURS),
+    Case("generate --out an empty file", (*GEN, "--out", "{empty_jsonl}"), 2, NOT_OURS),
+    Case("generate --out results of another command", (*GEN, "--out", "{other_command_jsonl}"),
+         2, "holds results of 'dpc eval generation'"),
+    Case("generate --out --overwrite with a missing model leaves the old file",
+         (*GEN, "--out", "{other_command_jsonl}", "--overwrite", "--model", "{missing}"), 2,
+         "is not a folder"),
     Case("generate --input-file invalid UTF-8", ("generate", "--input-file", "{bad_utf8_jsonl}"),
          2, "line 2: not UTF-8"),
     Case("generate --input-file not JSON", ("generate", "--input-file", "{not_json_jsonl}"), 2,
@@ -398,17 +423,100 @@ def test_mine_resume_with_other_options_is_refused(env: dict[str, str], capsys):
               env, capsys)
 
 
-def test_generate_cut_line_is_only_cut_when_ours(env: dict[str, str], capsys):
-    # a line torn by an interrupt is the start of the next result: that one is ours to cut
-    out = Path(env["root"]) / "torn.jsonl"
-    out.write_text('{"index": 0, "input": "babies cry", "outpu', encoding="utf-8")
-    from guided_generation.cli import GenerateItem, _done
+#: ``dpc generate`` options small enough for a quick real run (the bundled seq2seq generator).
+QUICK = ("--model", "bundled", "--n", "2", "--m", "2", "--k", "2", "--max-new-tokens", "5")
 
-    assert _done(out, [GenerateItem("babies cry", "cause")]) == (0, 0)
-    out.write_text('{"index": 3, "input": "babies cry"', encoding="utf-8")  # not the next one
-    with pytest.raises(DpcError, match="did not write"):
-        _done(out, [GenerateItem("babies cry", "cause")])
-    assert out.read_text(encoding="utf-8") == '{"index": 3, "input": "babies cry"'
+
+@pytest.fixture(scope="module")
+def earlier_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``dpc generate --out`` file of a finished run of ``babies cry`` and ``it rained``."""
+    out = tmp_path_factory.mktemp("earlier") / "run.jsonl"
+    assert cli.main(["generate", "--input", "babies cry", "--input", "it rained", *QUICK,
+                     "--graph", str(_earlier_graph(out.parent)), "--out", str(out)]) == 0
+    return out
+
+
+def _earlier_graph(folder: Path) -> Path:
+    save_graph(small_graph(), folder / "graph.ceg")
+    return folder / "graph.ceg"
+
+
+#: Runs that differ from :func:`earlier_run` in one option: each is refused, naming it.
+OTHER_RUNS = [
+    (("--direction", "effect"), "--direction is 'effect' here and 'cause' in the file"),
+    (("--n", "3"), "--n is 3 here and 2 in the file"),
+    (("--k", "1"), "--k is 1 here and 2 in the file"),
+    (("--max-new-tokens", "6"), "--max-new-tokens is 6 here and 5 in the file"),
+    (("--length-penalty", "0.5"), "--length-penalty is 0.5 here and 1.0 in the file"),
+    (("--rerank", "nll"), "--rerank is 'nll' here and 'mmr' in the file"),
+    (("--no-plain-row",), "--plain-row is False here and True in the file"),
+    (("--constraint", "rain"), "--constraint differs"),
+    (("--banned", "hungry"), "--banned differs"),
+    (("--seed", "1"), "--seed is 1 here and 0 in the file"),
+    (("--dtype", "bfloat16"), "--dtype is 'bfloat16' here and None in the file"),
+    (("--input", "the man fell"), "the inputs differ (3 here, 2 in the file)"),
+    (("--graph", "{neg_ceg}"), "--graph differs ("),
+    (("--model", "smollm2-135m"), "--model differs ('smollm2-135m' here, 'bundled' in the "
+                                  "file, other files)"),
+]
+
+
+@pytest.mark.parametrize("extra,word", OTHER_RUNS, ids=[" ".join(e) for e, _ in OTHER_RUNS])
+def test_generate_resumes_only_the_same_run(extra: tuple[str, ...], word: str,
+                                            earlier_run: Path, env: dict[str, str],
+                                            capsys: pytest.CaptureFixture) -> None:
+    out = Path(env["root"]) / "run.jsonl"
+    shutil.copyfile(earlier_run, out)
+    # the same graph under another name: the same run (a graph is known by its bytes)
+    same = _earlier_graph(Path(env["root"]) / "foreign")
+    quick = [a for a in QUICK if a not in ("--model", "bundled") or "--model" not in extra]
+    argv = ["generate", "--input", "babies cry", "--input", "it rained", *quick, "--out",
+            str(out), *(a.format(**env) for a in extra)]
+    if "--graph" not in extra:
+        argv += ["--graph", str(same)]
+    _run_case(Case(f"generate resume {extra}", tuple(argv), 2, word), env, capsys)
+
+
+def test_generate_resume_refuses_a_graph_changed_in_place(earlier_run: Path,
+                                                          env: dict[str, str], capsys) -> None:
+    root = Path(env["root"])
+    out = root / "run.jsonl"
+    shutil.copyfile(earlier_run, out)
+    graph = _earlier_graph(root / "foreign")
+    G = small_graph()
+    G.add_weighted_edges_from([("storm", "wet", 3)])
+    save_graph(G, graph)  # the same path, other bytes
+    header, *rows = out.read_text(encoding="utf-8").splitlines()
+    run = json.loads(header)
+    run["run"]["graph"]["name"] = str(graph)  # as if the file's run had read this path
+    out.write_text("\n".join([json.dumps(run), *rows]) + "\n", encoding="utf-8")
+    _run_case(Case("generate resume, graph changed", (
+        "generate", "--input", "babies cry", "--input", "it rained", *QUICK, "--graph",
+        str(graph), "--out", str(out)), 2, "is not the same files as when the file was written"),
+        env, capsys)
+
+
+def test_generate_resume_drops_only_a_torn_line_of_its_own(earlier_run: Path, tmp_path: Path,
+                                                           capsys) -> None:
+    header, first, second = earlier_run.read_text(encoding="utf-8").splitlines()
+    graph = json.loads(header)["run"]["graph"]["name"]
+    argv = ["generate", "--input", "babies cry", "--input", "it rained", *QUICK, "--graph",
+            graph]
+    out = tmp_path / "torn.jsonl"
+    out.write_text(f"{header}\n{first}\n{second[:25]}", encoding="utf-8")
+    assert cli.main([*argv, "--out", str(out)]) == 0
+    assert "already holds 1 of 2 results: resuming" in capsys.readouterr().err
+    got = out.read_text(encoding="utf-8").splitlines()
+    assert got[:2] == [header, first] and len(got) == 3
+    assert json.loads(got[2])["index"] == 1
+    # rows of ours but out of order (an edited file): refused, the file left as it is
+    out.write_text(f"{header}\n{second}\n", encoding="utf-8")
+    assert cli.main([*argv, "--out", str(out)]) == 2
+    assert "line 2 is not the result of input 0" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == f"{header}\n{second}\n"
+    out.write_text(f"{header}\nmy own note\n", encoding="utf-8")
+    assert cli.main([*argv, "--out", str(out)]) == 2
+    assert "line 2 is not a result of dpc generate" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- the Python API
@@ -539,10 +647,10 @@ QUIET = {**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning",
          "TRANSFORMERS_VERBOSITY": "error"}
 
 
-def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 240
-                   ) -> tuple[int, str, str]:
+def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 240,
+                   how: int = signal.SIGINT) -> tuple[int, str, str]:
     """Run ``argv`` in its own process group, send SIGINT to the whole group (as Ctrl-C in a
-    terminal does) once ``ready()``; return the exit status, stdout and stderr."""
+    terminal does; or ``how``) once ``ready()``; return the exit status, stdout and stderr."""
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True, env=QUIET)
     deadline = time.monotonic() + timeout
@@ -555,7 +663,7 @@ def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 
             if time.monotonic() > deadline:
                 pytest.fail(f"{argv} never got ready")
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, how)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -583,31 +691,67 @@ def _without_timings(line: str) -> dict:
     return row
 
 
-def test_interrupted_generate_out_resumes_to_the_same_results(tmp_path: Path) -> None:
+def _generate_args(tmp_path: Path) -> tuple[list[str], int]:
     inputs = tmp_path / "in.jsonl"
     texts = ["babies cry", "it rained", "the man fell", "she was tired", "the dog barked",
              "the glass broke"]
     inputs.write_text("".join(json.dumps(t) + "\n" for t in texts), encoding="utf-8")
-    args = ["generate", "--input-file", str(inputs), "--n", "8", "--m", "2", "--k", "3",
-            "--max-new-tokens", "8"]
+    return ["generate", "--input-file", str(inputs), "--n", "8", "--m", "2", "--k", "3",
+            "--max-new-tokens", "8"], len(texts)
+
+
+def _results(path: Path) -> int:
+    """Complete results in a ``dpc generate --out`` file (its lines after the header)."""
+    return max(path.read_bytes().count(b"\n") - 1, 0) if path.exists() else 0
+
+
+def test_interrupted_generate_out_resumes_to_the_same_results(tmp_path: Path) -> None:
+    how = signal.SIGINT
+    args, total = _generate_args(tmp_path)
     straight = tmp_path / "straight.jsonl"
     assert cli.main([*args, "--out", str(straight)]) == 0
     out = tmp_path / "out.jsonl"
-
-    def one_result() -> bool:
-        return out.exists() and out.read_bytes().count(b"\n") >= 1
-
-    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), one_result)
-    assert code == 130, err
+    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), lambda: _results(out) >= 1,
+                                  how=how)
+    assert code == 128 + how, err
     _one_interrupt_line(err, f"kept in {out}")
-    kept = out.read_text(encoding="utf-8").count("\n")
-    assert 1 <= kept < len(texts)
+    assert "run the same command again to resume" in err
+    kept = _results(out)
+    assert 1 <= kept < total
     resumed = _run_dpc(*args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
-    assert f"already holds {kept} of {len(texts)} results: resuming" in resumed.stderr
-    got = [_without_timings(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    want = [_without_timings(x) for x in straight.read_text(encoding="utf-8").splitlines()]
+    assert f"already holds {kept} of {total} results: resuming" in resumed.stderr
+    got = [_without_timings(x) for x in out.read_text(encoding="utf-8").splitlines()[1:]]
+    want = [_without_timings(x) for x in straight.read_text(encoding="utf-8").splitlines()[1:]]
     assert got == want
+    assert out.read_text(encoding="utf-8").splitlines()[0] == \
+        straight.read_text(encoding="utf-8").splitlines()[0]  # the same run's header
+
+
+def test_terminated_overwrite_leaves_the_old_file_whole(tmp_path: Path) -> None:
+    # SIGTERM (what `kill` and service managers send) gives the line SIGINT gives, exit 143
+    how = signal.SIGTERM
+    args, total = _generate_args(tmp_path)
+    args += ["--model", "bundled"]
+    out = tmp_path / "out.jsonl"
+    out.write_text("a user's file, replaced only when the run ends\n", encoding="utf-8")
+    old = out.read_bytes()
+
+    def results_beside() -> bool:  # the new file, written beside the old one
+        return any(_results(p) >= 1 for p in tmp_path.glob(".out.jsonl.*.tmp"))
+
+    code, _, err = interrupt_when(_dpc(*args, "--out", str(out), "--overwrite"), results_beside,
+                                  how=how)
+    assert code == 128 + how, err
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("note:")]
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert f"--overwrite: {out} is as it was" in lines[0] and "resume" not in lines[0], err
+    assert out.read_bytes() == old
+    assert not list(tmp_path.glob(".out.jsonl.*")), "the new file was left beside the old"
+    # run to its end, --overwrite replaces the file whole (what a straight run writes)
+    done = _run_dpc(*args, "--out", str(out), "--overwrite")
+    assert done.returncode == 0, done.stderr
+    assert _results(out) == total and out.read_bytes() != old
 
 
 def _mining_corpus(folder: Path) -> Path:

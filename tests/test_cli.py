@@ -8,6 +8,7 @@ import re
 import pytest
 
 import cli
+from dpc_files import read_results
 
 FAST = ["--fast", "--n", "3", "--m", "2", "--k", "4", "--max-new-tokens", "8", "--rank", "weight",
         "--rerank", "nll", "--no-plain-row"]
@@ -69,15 +70,22 @@ def test_input_file_and_resume_from_out(tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     argv = ["generate", "--input-file", str(inputs), "--out", str(out), *FAST]
     assert cli.main(argv) == 0
+    header, rows = read_results(out)
+    assert header["command"] == "dpc generate" and header["run"]["the inputs"]["count"] == 3
+    assert [row["direction"] for row in rows] == ["cause", "effect", "cause"]
+    assert rows[2]["keywords"][0] == "ice"  # the line's own constraint
+    # an interrupted run: the header, one complete line and a torn one; the re-run completes it
     full = out.read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["direction"] for line in full] == ["cause", "effect", "cause"]
-    assert json.loads(full[2])["keywords"][0] == "ice"  # the line's own constraint
-    # an interrupted run: one complete line and a torn one; the re-run completes the rest
-    out.write_text(full[0] + "\n" + full[1][:20], encoding="utf-8")
+    out.write_text(full[0] + "\n" + full[1] + "\n" + full[2][:20], encoding="utf-8")
     assert cli.main(argv) == 0
     assert "already holds 1 of 3 results: resuming" in capsys.readouterr().err
-    assert [without_timings(line) for line in out.read_text(encoding="utf-8").splitlines()] == \
-        [without_timings(line) for line in full]
+    assert [without_timings(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]] \
+        == [without_timings(line) for line in full[1:]]
+    # another run into the same file is refused, naming the option, and the file is kept
+    before = out.read_bytes()
+    assert cli.main([*argv, "--direction", "effect"]) == 2
+    assert "--direction is 'effect' here and 'cause' in the file" in capsys.readouterr().err
+    assert out.read_bytes() == before
 
 
 @pytest.mark.parametrize(
@@ -116,9 +124,11 @@ def test_corrupt_graph_and_bad_json_line(tmp_path, capsys):
 
 def test_out_file_of_other_inputs_is_refused(tmp_path, capsys):
     out = tmp_path / "out.jsonl"
-    out.write_text(json.dumps({"index": 0, "input": "something else"}) + "\n", encoding="utf-8")
+    assert cli.main(["generate", "--input", "it rained", "--out", str(out), *FAST]) == 0
+    before = out.read_bytes()
     assert cli.main(["generate", "--input", "babies cry", "--out", str(out), *FAST]) == 2
-    assert "holds results of other inputs" in capsys.readouterr().err
+    assert "the inputs differ (other texts: 1 here, as many in the file)" in capsys.readouterr().err
+    assert out.read_bytes() == before
 
 
 def test_corrupt_model_weights_are_a_clear_error(tmp_path, capsys):

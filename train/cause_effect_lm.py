@@ -51,8 +51,9 @@ from train.errors import TrainConfigError, TrainDataError, TrainError
 from train.lora import LoraOptions
 
 __all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGeneratorOptions",
-           "cause_effect_examples", "clause", "is_cause_effect_lm", "load_cause_effect_lm",
-           "merged_folder", "proper_nouns", "split_pairs", "swap_gender", "train_cause_effect_lm"]
+           "cause_effect_examples", "clause", "generator_base", "is_cause_effect_lm",
+           "load_cause_effect_lm", "merged_folder", "proper_nouns", "split_pairs", "swap_gender",
+           "train_cause_effect_lm"]
 
 #: The folder file that marks a fine-tuned cause/effect LM and says how to rebuild it.
 CONFIG_FILE = "generator.json"
@@ -266,6 +267,12 @@ def _read_config(folder: Path) -> dict[str, Any]:
         raise TrainError(f"{os.fspath(path)!r} is not a cause/effect LM config (format is not "
                          f"{FORMAT!r})")
     return config
+
+
+def generator_base(folder: str | Path = BUNDLED_LM_DIR) -> str:
+    """The base model the fine-tuned LM in ``folder`` adapts: a :mod:`train.pretrained` name or
+    a model folder (its config's ``base``)."""
+    return str(_read_config(Path(folder))["base"])
 
 
 def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) -> Path:

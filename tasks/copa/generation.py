@@ -32,11 +32,10 @@ resumed.
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,9 +43,8 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from cause_effect_graph.lemmas import default_lemmatizer
-from dpc_files import check_output_folder
+from dpc_files import OutputError, ResultsFile, check_output_folder
 from guided_generation.baselines import METHODS, run_method
-from guided_generation.errors import GuidedGenerationError
 from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
 from guided_generation.options import GuidedOptions
 from tasks.copa.dataset import CopaItem, as_clause
@@ -86,30 +84,23 @@ def _gold(item: CopaItem) -> str:
 OUT_FILES = ("outputs.jsonl", "scores.json", "table.md")
 
 
-def _read_done(path: Path) -> tuple[dict[tuple[str, str], dict[str, Any]], int]:
-    """The rows of an earlier run's ``outputs.jsonl`` by (method, id), and the bytes of its
-    complete lines (what to keep: a torn last line, a write cut by an interrupt, is redone).
-    Nothing is written here; a file that is not such a log is a :class:`GuidedGenerationError`.
-    """
+def _read_done(results: ResultsFile, items: Sequence[CopaItem]
+               ) -> dict[tuple[str, str], dict[str, Any]]:
+    """The rows an earlier run of the same options wrote to ``outputs.jsonl``, by (method, id);
+    :class:`dpc_files.ResultsFile` refuses a file of another run, or not dpc's, before anything
+    is written. A row of an item the COPA file does not hold, or holds with another premise, is
+    another run's too."""
+    premises = {item.id: item.premise for item in items}
     done: dict[tuple[str, str], dict[str, Any]] = {}
-    if not path.exists():
-        return done, 0
-    data = path.read_bytes()
-    try:
-        *complete, torn = data.decode("utf-8").split("\n")
-    except UnicodeDecodeError:
-        complete, torn = [], "not UTF-8"
-    for number, line in enumerate(complete, start=1):
-        try:
-            row = json.loads(line)
-            done[(row["method"], row["id"])] = row
-        except (ValueError, KeyError, TypeError):
-            raise GuidedGenerationError(f"{str(path)!r} line {number} is not an output of dpc "
-                                        "eval generation; use another --out") from None
-    if torn and not torn.startswith('{"'):  # a torn row is the start of a JSON object
-        raise GuidedGenerationError(f"{str(path)!r} is not a log of dpc eval generation (its "
-                                    f"last line {torn[:40]!r}); use another --out")
-    return done, len(data) - len(torn.encode("utf-8"))
+    for number, row in enumerate(results.check(), start=2):
+        key = (row.get("method"), row.get("id"))
+        if not all(isinstance(k, str) for k in key) or \
+                premises.get(row["id"], row.get("premise")) != row.get("premise"):
+            raise OutputError(f"--out {str(results.path)!r} line {number} is not an output of "
+                              "this run of dpc eval generation (another COPA file?); use another "
+                              "--out")
+        done[key] = row  # type: ignore[index]
+    return done
 
 
 def evaluate_generation(
@@ -123,6 +114,7 @@ def evaluate_generation(
     out: str | Path | None = None,
     seed: int = 0,
     progress: bool = True,
+    run: Mapping[str, Any] | None = None,
 ) -> list[MethodScores]:
     """Run every method on every item and score it (see the module docstring).
 
@@ -139,23 +131,27 @@ def evaluate_generation(
     lemmatize
         Text → content lemmas (default: the graph's spaCy lemmatiser).
     out
-        A folder: outputs are appended to ``out/outputs.jsonl`` and reused by a re-run.
+        A folder: outputs are appended to ``out/outputs.jsonl`` and reused by a re-run of the
+        same run (:class:`dpc_files.ResultsFile`: the options, ``seed`` and ``run``).
+    run
+        What else makes the run and is not an argument here, recorded in ``outputs.jsonl``:
+        the model's and graph's identities (``dpc eval generation`` gives them), ...
     """
     options = options or GuidedOptions()
     lemmatize = lemmatize or generator.lemmatizer or default_lemmatizer()
     log_path = Path(out) / "outputs.jsonl" if out is not None else None
     done: dict[tuple[str, str], dict[str, Any]] = {}
-    sink = None
+    results = None
     if log_path is not None:
         check_output_folder(out, "--out", markers=OUT_FILES,  # type: ignore[arg-type]
                             command="dpc eval generation")
-        done, keep = _read_done(log_path)  # checked whole before anything is written
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        sink = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
-        if log_path.stat().st_size > keep:  # a torn last line
-            os.truncate(log_path, keep)
+        log_path.parent.mkdir(parents=True, exist_ok=True)  # a new or empty folder, or ours
+        signature = {k: v for k, v in asdict(options).items() if k != "batch_rows"}
+        results = ResultsFile(log_path, "dpc eval generation",
+                              {**signature, "seed": seed, **(run or {})}, option="--out")
+        done = _read_done(results, items)  # checked whole before anything is written
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
-    try:
+    with results.writer() if results else nullcontext(None) as write:
         # Items outside, methods inside: the guided variants then rerank one kept decode.
         for item in tqdm(items, desc="items", unit="item", disable=not progress):
             for method in methods:
@@ -173,13 +169,9 @@ def evaluate_generation(
                                  "rows": stats.get("rows"), "decoded": stats.get("outputs"),
                                  "missed": stats.get("missed"),
                                  "seconds": round(time.perf_counter() - started, 3)}
-                    if sink:
-                        sink.write(json.dumps(done[key], ensure_ascii=False) + "\n")
-                        sink.flush()
+                    if write:
+                        write(done[key])
                 rows[method].append(done[key])
-    finally:
-        if sink:
-            sink.close()
     return [_score(method, rows[method], lemmatize, items) for method in methods]
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
 from tests.guided_generation.conftest import paper_options
 
+from dpc_errors import DpcError
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.errors import GuidedGenerationError
 from tasks.copa.generation import evaluate_generation, format_table, model_prefers_correct
@@ -83,18 +85,28 @@ def test_evaluation_table_and_resume(generator, retriever, tmp_path):
     assert by["gold"].gold_hit == 1.0 and by["gold"].coverage == 1.0
     assert math.isnan(by["nbest"].coverage)
     assert 0 <= by["guided"].div <= 100 and 0 < by["guided"].distinct1 <= 1
-    logged = (tmp_path / "outputs.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(logged) == 8
+    header, *logged = (tmp_path / "outputs.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(logged) == 8 and json.loads(header)["run"]["n"] == OPTIONS.n
     # a re-run reads the log instead of decoding again: a changed log changes the scores
     rows = [json.loads(line) for line in logged]
     for row in rows:
         if row["method"] == "knn":
             row["outputs"] = [row["gold"]] * 3
-    (tmp_path / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"torn',
-                                            encoding="utf-8")
+    (tmp_path / "outputs.jsonl").write_text(
+        header + "\n" + "".join(json.dumps(r) + "\n" for r in rows) + '{"torn', encoding="utf-8")
     again = evaluate_generation(ITEMS, generator, ["knn"], OPTIONS, retriever=retriever,
                                 lemmatize=toy_lemmatizer, out=tmp_path, progress=False)
     assert again[0].div == pytest.approx(100.0)
+    # another run (other options, another seed) into the same folder is refused, the log kept
+    kept = (tmp_path / "outputs.jsonl").read_bytes()
+    with pytest.raises(DpcError, match="--seed is 1 here and 0 in the file"):
+        evaluate_generation(ITEMS, generator, ["knn"], OPTIONS, retriever=retriever,
+                            lemmatize=toy_lemmatizer, out=tmp_path, progress=False, seed=1)
+    with pytest.raises(DpcError, match="--k is 1 here"):
+        evaluate_generation(ITEMS, generator, ["knn"], replace(OPTIONS, k=1),
+                            retriever=retriever, lemmatize=toy_lemmatizer, out=tmp_path,
+                            progress=False)
+    assert (tmp_path / "outputs.jsonl").read_bytes() == kept
     table = format_table(scores, 0.5)
     assert table.splitlines()[2].startswith("| guided | 2 |")
     assert "the wrong one under the generator: 0.500" in table
