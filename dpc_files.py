@@ -8,8 +8,13 @@ The rules (one definition, used by every package's commands and Python API):
   *folder* is written into only when it is empty or holds one of the files that mark it as the
   output of the same command (a ``manifest.json``, a ``train_config.json``, ...): a folder of
   other files is refused, never emptied or merged into.
-- **Resuming touches only what dpc recognises as its own,** and that is decided before anything
-  is written (the command's own check, e.g. ``dpc generate --out`` reads every line first).
+- **Resuming touches only what dpc recognises as its own, and only the same run,** decided
+  before anything is written. A resumable file (``dpc generate --out``, ``dpc eval generation``'s
+  ``outputs.jsonl``) is a :class:`ResultsFile`: its first line names the format, the command
+  and the run's signature (the inputs' digest, every option that changes the outputs, the
+  model's and graph's digests). A file without that header is not dpc's, whatever its lines
+  look like; a file of another run is refused with one line naming the first option that
+  differs. A folder's marker file is read and checked the same way by its command.
 - **Every problem with an output path is found before the work starts**, and is an
   :class:`OutputError` (a :class:`~dpc_errors.DpcError`) naming the path: a file path that is a
   folder, in a folder that does not exist, or in one that cannot be written; a folder path that
