@@ -4,8 +4,11 @@
 
 * ``POST /api/generate`` and ``POST /api/constrain``: JSON in, JSON out (:mod:`serve.service`
   documents the fields); a bad request is a 4xx ``{"error": message}`` (400 for a body that
-  is not JSON, 422 for a bad value), a full queue 503 ``{"error": "busy: ..."}``;
-  ``GET /api/health`` says how many requests are held;
+  is not JSON or nested deeper than :data:`MAX_DEPTH`, 413 for one over :data:`MAX_BODY`
+  bytes, 415 for one not sent as ``application/json``, 422 for a bad value, 404/405 for
+  another route or method under ``/api/``), a full queue 503 ``{"error": "busy: ..."}``, a bug
+  500 ``{"error": "internal error ..."}`` (never a traceback); ``GET /api/health`` says how many
+  requests are held;
 * the page at ``/``, whose two tabs call the same :class:`~serve.service.Service`;
 * Gradio's own API (``/gradio_api/...``) with the endpoints ``/generate`` and ``/constrain`` for
   ``gradio_client``.
@@ -13,6 +16,10 @@
 Offline by construction: system fonts in the theme, analytics off, no server-side rendering
 (no Node), nothing fetched from outside (the browser test checks every request the page makes).
 A JSON request whose client disconnects is cancelled at the next decoding step.
+
+Every request, Gradio's included, passes :class:`serve.guard.RequestGuard` first: a foreign
+``Origin``, a ``Host`` that is not this machine (on a loopback listener), or a JSON API body
+not sent as ``application/json`` is refused with ``{"error": ...}`` (403, 415).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import os
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
 
 import asyncio
+import json
 import logging
 import threading
 from typing import Any
@@ -29,8 +37,10 @@ from typing import Any
 import gradio as gr
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from guided_generation.options import GuidedOptions
+from serve.guard import RequestGuard, allowed_hosts
 from serve.render import constrain_html, error_html, results_html
 from serve.service import (
     DIRECTIONS,
@@ -46,9 +56,15 @@ from serve.service import (
     parse_phrases,
 )
 
-__all__ = ["THEME_FONTS", "build_app", "build_blocks", "theme"]
+__all__ = ["MAX_BODY", "MAX_DEPTH", "THEME_FONTS", "build_app", "build_blocks", "parse_json",
+           "theme"]
 
 log = logging.getLogger("dpc.serve")
+
+#: The largest JSON body the API reads (bytes): the largest valid request is about 60 kB.
+MAX_BODY = 1_000_000
+#: How deeply a JSON body may nest: a valid request nests 3 levels (sets of alternatives).
+MAX_DEPTH = 20
 
 #: System fonts only: Gradio's default theme would otherwise ask for web fonts.
 THEME_FONTS = ("ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica",
@@ -169,9 +185,9 @@ def build_blocks(service: Service, tasks: list[Any] | None = None) -> gr.Blocks:
         with gr.Tab("Constraints", id="constraints"):
             with gr.Row():
                 with gr.Column(scale=2):
-                    model = gr.Dropdown(["default", "bundled"], value="default",
-                                        allow_custom_value=True, elem_id="cs-model",
-                                        label="Model (default, bundled, or a model folder)")
+                    model = gr.Dropdown(list(service.model_names), value="default",
+                                        allow_custom_value=False, elem_id="cs-model",
+                                        label="Model (those the server was started with)")
                     c_text = gr.Textbox(label="Input", value="The weather today", elem_id="cs-input",
                                         max_length=LIMITS["chars"])
                     sets = gr.Textbox(label="Constraint sets: one per line, alternatives a|b",
@@ -244,15 +260,20 @@ async def _answer(request: Request, service: Service, parse: Any, work: Any) -> 
     """Parse the JSON body, take a place in the queue, run ``work(parsed, cancel)`` (which
     gives the place back) in a thread, and cancel it when the client disconnects; errors become
     ``{"error": ...}`` with their status."""
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            return _error(413, f"the request body is over {MAX_BODY} bytes")
     try:
-        body = await request.json()
-    except ValueError:
-        return _error(400, "the request body is not JSON")
+        body = parse_json(bytes(raw))
+    except ServeError as err:
+        return _error(err.status, str(err))
     try:
         parsed = parse(body)
     except ServeError as err:
         return _error(err.status, str(err))
-    except TypeError as err:
+    except (TypeError, ValueError) as err:
         return _error(422, str(err))
     try:
         service.reserve()  # counted now, so requests waiting for a thread count too
@@ -274,8 +295,42 @@ async def _answer(request: Request, service: Service, parse: Any, work: Any) -> 
         return _error(500, _message(err))
 
 
-def build_app(service: Service, tasks: list[Any] | None = None) -> FastAPI:
-    """The FastAPI app: the JSON routes, and the page mounted at ``/``."""
+class _BadJSON(ServeError):
+    status = 400
+
+
+def parse_json(raw: bytes) -> Any:
+    """A request body as JSON, or a :class:`ServeError` with status 400 when it is not JSON
+    (or not UTF-8), or nests deeper than :data:`MAX_DEPTH` (``[[[[...`` a hundred thousand
+    deep is an answer, not a ``RecursionError``).
+
+    >>> parse_json(b'{"input": "babies cry", "sets": [["rain"]]}')
+    {'input': 'babies cry', 'sets': [['rain']]}
+    >>> parse_json(b"[" * 100_000 + b"]" * 100_000)
+    Traceback (most recent call last):
+    ...
+    serve.app._BadJSON: the request body nests deeper than 20 levels
+    """
+    try:
+        body = json.loads(raw)
+    except RecursionError:  # the parser's own limit (about 1,000 levels)
+        raise _BadJSON(f"the request body nests deeper than {MAX_DEPTH} levels") from None
+    except ValueError:  # UnicodeDecodeError is one
+        raise _BadJSON("the request body is not JSON") from None
+    level: list[Any] = [body]
+    for _ in range(MAX_DEPTH):  # breadth first, one level at a time: no recursion
+        level = [v for item in level if isinstance(item, (list, dict))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return body
+    raise _BadJSON(f"the request body nests deeper than {MAX_DEPTH} levels")
+
+
+def build_app(service: Service, tasks: list[Any] | None = None,
+              host: str = "127.0.0.1") -> FastAPI:
+    """The FastAPI app: the JSON routes, and the page mounted at ``/``, behind
+    :class:`serve.guard.RequestGuard` for a server listening on ``host`` (a loopback address
+    answers only ``Host`` names that mean this machine)."""
     app = FastAPI(title="dpc serve", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.get("/api/health")
@@ -292,6 +347,28 @@ def build_app(service: Service, tasks: list[Any] | None = None) -> FastAPI:
         return await _answer(request, service, ConstrainRequest.from_json,
                              lambda r, cancel: service.constrain(r, cancel, reserved=True))
 
+    routes = {"/api/generate": "POST", "/api/constrain": "POST", "/api/health": "GET"}
+
+    @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
+                                                "OPTIONS"], include_in_schema=False)
+    async def api_other(request: Request, rest: str) -> JSONResponse:
+        allowed = routes.get(f"/api/{rest}")
+        if allowed is not None:
+            return JSONResponse({"error": f"{request.method} is not allowed here: use {allowed}"},
+                                status_code=405, headers={"Allow": allowed})
+        return _error(404, f"no route /api/{rest[:100]}: the routes are "
+                      f"{', '.join(f'{m} {p}' for p, m in routes.items())}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, err: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(err.detail)}, status_code=err.status_code,
+                            headers=getattr(err, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, err: Exception) -> JSONResponse:
+        return _error(500, _message(err))
+
+    app.add_middleware(RequestGuard, hosts=allowed_hosts(host))
     page = build_blocks(service, tasks)
     page.queue(default_concurrency_limit=1, max_size=service.max_queue)
     return gr.mount_gradio_app(app, page, path="/", theme=theme(), css=CSS, ssr_mode=False,

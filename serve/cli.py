@@ -29,18 +29,23 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="a web page and JSON API for causes, effects and constraints",
                        description="Serve the guided generation (tab 'Causes and effects') and "
                        "the constrained decoder (tab 'Constraints') as a web page and an HTTP "
-                       "JSON API (POST /api/generate, /api/constrain). The model and graph load "
-                       "once, before the server listens.")
+                       "JSON API (POST /api/generate, /api/constrain). The models and graph load "
+                       "once, before the server listens. Requests from other web sites (a "
+                       "foreign Origin) are refused, and JSON bodies must be application/json.")
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only; anything "
-                   "else is reachable from the network, with a warning)")
+                   help="address to listen on (default 127.0.0.1: this machine only, and only "
+                   "requests whose Host is localhost, 127.0.0.1 or [::1] are answered; anything "
+                   "else is reachable from the network, with a warning, and any Host is "
+                   "answered). A request whose Origin is another site is always refused")
     p.add_argument("--port", type=int, default=7860, help="port (default 7860)")
     p.add_argument("--max-queue", type=int, default=32, metavar="N",
                    help="requests held at once, the running one included; more are answered "
                    "'busy' (HTTP 503) (default 32)")
-    p.add_argument("--model", default=None,
+    p.add_argument("--model", action="append", default=None, metavar="MODEL",
                    help="generator, as for dpc generate: smollm2-ecare (the default), smollm2-135m, "
-                   "'bundled', or a model folder")
+                   "'bundled', or a model folder. Repeat it to offer more models to the "
+                   "constraints tab and POST /api/constrain (--model A --model B: A generates, "
+                   "a request's \"model\" is \"default\" or B); no other model is ever loaded")
     p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
     p.set_defaults(func=serve_command)
     return p
@@ -91,7 +96,9 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         from serve.service import Service
 
-        service = Service(model=args.model, graph=args.graph, max_queue=args.max_queue)
+        models = args.model or [None]
+        service = Service(model=models[0], graph=args.graph, models=models[1:],
+                          max_queue=args.max_queue)
         _check_port(args.host, args.port)
     except DpcError as err:
         print(f"dpc serve: error: {err}", file=sys.stderr)
@@ -122,7 +129,7 @@ def serve_command(args: argparse.Namespace) -> int:
         return 2
     imported = time.perf_counter()
     uvicorn, build_app = web["uvicorn"], web["build_app"]
-    app = build_app(service)
+    app = build_app(service, host=args.host)
     built = time.perf_counter()
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
                                            log_level="warning", timeout_graceful_shutdown=2))

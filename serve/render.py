@@ -122,4 +122,6 @@ def constrain_html(response: dict[str, Any]) -> str:
         '<div class="dpc-column"><h3>Unconstrained (same beams)</h3>'
         f'<p class="dpc-unconstrained">{html.escape(plain["text"])}</p>'
         f'<p class="dpc-summary">NLL {plain["nll"]:.3f}</p></div></div>'
+        + "".join(f'<p class="dpc-note">note: {html.escape(note)}</p>'
+                  for note in response.get("notes", []))
     )

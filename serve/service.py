@@ -28,8 +28,7 @@ from __future__ import annotations
 import threading
 import time
 import unicodedata
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
     from train.models import LoadedModel
 
 __all__ = ["DIRECTIONS", "LIMITS", "BusyError", "CancelledError", "ConstrainRequest",
-           "GenerateRequest", "ServeError", "Service", "check_int", "check_text",
+           "GenerateRequest", "ServeError", "Service", "check_int", "check_text", "fit_input",
            "parse_constraint_sets", "parse_phrases"]
 
 #: What the page's direction choice may be: one of the pipeline's, or both one after the other.
@@ -66,7 +65,7 @@ LIMITS: dict[str, int] = {
     "alternatives": 50,     # alternatives per set
     "banned": 50,           # negative phrases
     "phrase_chars": 100,    # characters of one alternative or banned phrase
-    "model_chars": 500,     # characters of a model folder path
+    "model_chars": 500,     # characters of a model's name
 }
 
 
@@ -264,8 +263,9 @@ class GenerateRequest:
 class ConstrainRequest:
     """One constrained decode (the page's second tab, ``POST /api/constrain``).
 
-    ``model`` is ``"default"`` (the server's generator), ``"bundled"`` (dpc's small seq2seq
-    generator) or a local model folder; ``sets`` are constraint sets (alternatives), ``banned``
+    ``model`` is ``"default"`` (the server's generator) or one of the other models the server
+    was started with (``dpc serve --model A --model B``: ``"B"``, :attr:`Service.model_names`);
+    never a path the client chooses. ``sets`` are constraint sets (alternatives), ``banned``
     negative phrases; ``num_beams`` is shared by the constrained and the unconstrained search.
     """
 
@@ -335,11 +335,17 @@ class Service:
         ``graph`` on first use, or at :meth:`load`).
     model, graph
         What ``dpc serve --model/--graph`` name (``None``: the defaults of ``dpc generate``).
+    models : sequence of str
+        The other models the constraints tab may use (``dpc serve --model A --model B``: B, ...),
+        by the names given: a request names one of them or ``"default"`` (:attr:`model_names`),
+        and any other name is refused with the same message, whether or not a folder of that
+        name exists (the server never reads a path a client chooses, nor tells whether it
+        exists). Each is loaded on first use, or at :meth:`load`, and kept.
     max_queue : int
         Requests held at once, the running one included; one more is :class:`BusyError`.
     loader : callable, optional
         ``name -> LoadedModel`` for the constraints tab's other models (default
-        :func:`train.models.resolve_generator`); at most two are kept.
+        :func:`train.models.resolve_generator`).
 
     Decoding is serialised (one request at a time: two decodes on a small CPU only thrash) and
     runs on one worker thread of its own, whichever thread the request came in on: the
@@ -349,13 +355,15 @@ class Service:
     """
 
     def __init__(self, generator: GuidedGenerator | None = None, *, model: str | None = None,
-                 graph: str | None = None, max_queue: int = 32,
+                 graph: str | None = None, models: Sequence[str] = (), max_queue: int = 32,
                  loader: Callable[[str], LoadedModel] | None = None) -> None:
         self.max_queue = check_int("--max-queue", max_queue, 1, 10_000)
         self._generator = generator
         self._model_name, self._graph_path = model, graph
+        extra = [check_text("--model", name, LIMITS["model_chars"]) for name in models]
+        self._extra = tuple(dict.fromkeys(n for n in extra if n not in ("default", model)))
         self._loader = loader
-        self._models: OrderedDict[str, Any] = OrderedDict()
+        self._models: dict[str, Any] = {}
         self._load_lock = threading.Lock()
         self._decode_lock = threading.Lock()
         self._count_lock = threading.Lock()
@@ -385,21 +393,33 @@ class Service:
                     self._hook(self._generator.model)
         return self._generator
 
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """What a constrain request's ``model`` may be: ``"default"`` (the generator), then the
+        other models the server was started with."""
+        return ("default", *self._extra)
+
     def load(self) -> Service:
-        """Load the generator, the graph and the lemmatiser now (``dpc serve`` does, before it
-        listens, so the first request does not pay for them)."""
+        """Load the generator, the graph, the lemmatiser and the other models now (``dpc
+        serve`` does, before it listens, so the first request does not pay for them and a
+        model that cannot load stops the start, not a request)."""
         self.lemmas("babies cry")
+        for name in self._extra:
+            self.model(name)
         return self
 
     def model(self, name: str) -> tuple[Any, Any]:
-        """``(model, tokenizer)`` for the constraints tab: ``"default"`` is the generator's."""
-        if name == "default":
+        """``(model, tokenizer)`` for the constraints tab: ``"default"`` (or the generator's own
+        name) is the generator's; another name must be one of :attr:`model_names`, else a
+        :class:`ServeError` that does not repeat it (the same answer for every other name)."""
+        if name in ("default", self._model_name):
             return self.generator.model, self.generator.tokenizer
+        if name not in self._extra:
+            raise ServeError("model is not one this server offers ("
+                             f"{', '.join(map(repr, self.model_names))}): dpc serve --model "
+                             "GENERATOR --model OTHER offers another")
         with self._load_lock:
             if name not in self._models:
-                if name != "bundled" and not Path(name).is_dir():
-                    raise ServeError(f"model {name!r} is neither 'default', 'bundled' nor a "
-                                     "model folder on the server")
                 loader = self._loader
                 if loader is None:
                     from train.models import resolve_generator as loader
@@ -409,9 +429,6 @@ class Service:
                     raise ServeError(f"model {name!r}: {err}") from None
                 self._hook(loaded.model)
                 self._models[name] = (loaded.model, loaded.tokenizer)
-                while len(self._models) > 2:
-                    self._models.popitem(last=False)
-            self._models.move_to_end(name)
             return self._models[name]
 
     def _hook(self, model: Any) -> None:
@@ -480,10 +497,15 @@ class Service:
         with self.slot(cancel, reserved):  # first: a reserved place is given back whatever
             options = request.options()
             generator = self.generator
-            results = self._worker.submit(lambda: [
-                generator.generate(request.input, direction, options, request.constraints,
-                                   progress=progress, banned=request.banned).to_dict()
-                for direction in request.directions()]).result()
+            try:
+                results = self._worker.submit(lambda: [
+                    generator.generate(request.input, direction, options, request.constraints,
+                                       progress=progress, banned=request.banned).to_dict()
+                    for direction in request.directions()]).result()
+            except ServeError:  # CancelledError among them
+                raise
+            except DpcError as err:  # options the model cannot take, ...
+                raise ServeError(str(err)) from None
         return {"results": results}
 
     def lemmas(self, text: str) -> list[str]:
@@ -525,15 +547,16 @@ class Service:
             options = BeamSearchOptions(num_beams=request.num_beams, num_return_sequences=1,
                                         max_new_tokens=request.max_new_tokens)
             model, tokenizer = self.model(request.model)
+            text, notes = fit_input(model, tokenizer, request.input, request.max_new_tokens)
             started = time.perf_counter()
             try:
                 sets = [request.sets] if request.sets else None  # one input's sets
                 constrained = self._worker.submit(
-                    generate, model, tokenizer, [request.input], sets,
+                    generate, model, tokenizer, [text], sets,
                     banned=request.banned or None, options=options,
                     tokenize=TokenizeOptions(whole_word=request.whole_word)).result()[0][0]
                 middle = time.perf_counter()
-                plain = self._worker.submit(generate, model, tokenizer, [request.input], None,
+                plain = self._worker.submit(generate, model, tokenizer, [text], None,
                                             options=options).result()[0][0]
             except CancelledError:
                 raise
@@ -541,7 +564,7 @@ class Service:
                 raise ServeError(str(err)) from None
             ended = time.perf_counter()
         return {
-            "input": request.input, "model": request.model, "sets": request.sets,
+            "input": text, "model": request.model, "notes": notes, "sets": request.sets,
             "banned": request.banned, "whole_word": request.whole_word,
             "num_beams": request.num_beams,
             "constrained": _sequence(constrained, tokenizer, request.sets),
@@ -549,6 +572,30 @@ class Service:
             "stats": {"constrained_seconds": round(middle - started, 3),
                       "unconstrained_seconds": round(ended - middle, 3)},
         }
+
+
+def fit_input(model: Any, tokenizer: Any, text: str, max_new_tokens: int) -> tuple[str, list[str]]:
+    """``text`` cut to what ``model`` can read when it has an absolute position table (the
+    bundled bert2bert reads 512 tokens; SmolLM2 and T5 have no such limit), and a note saying
+    so (:func:`dpc_decode.batch.cut_to_tokens`); a :class:`ServeError` when nothing fits."""
+    from dpc_decode.batch import cut_to_tokens, input_token_limit
+
+    limit = input_token_limit(model, max_new_tokens)
+    if limit is None:
+        return text, []
+    count = len(tokenizer(text)["input_ids"])  # special tokens included, as the engine reads it
+    if count <= limit:
+        return text, []
+    frame = count - len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    cut = cut_to_tokens(tokenizer, text, limit - frame)
+    if not cut:
+        raise ServeError(f"max_new_tokens (={max_new_tokens}) leaves the model no room for the "
+                         "input")
+    kept = len(tokenizer(cut)["input_ids"])
+    room = ("" if getattr(model.config, "is_encoder_decoder", False)
+            else f" beside max_new_tokens={max_new_tokens}")
+    note = f"the input has {count} tokens: cut to its first {kept}, the most the model reads{room}"
+    return cut, [note]
 
 
 def _sequence(seq: Any, tokenizer: Any, sets: list[list[str]]) -> dict[str, Any]:

@@ -9,6 +9,9 @@ from guided_generation.pipeline import GuidedGenerator
 from serve.service import Service
 from train.models import LoadedModel, placeholder_model
 
+#: Where the tests' HTTP client says it is: a Host the loopback server answers.
+LOCAL = "http://127.0.0.1:7860"
+
 LEMMAS = {"babies": "baby", "baby": "baby", "cry": "cry", "rain": "rain", "rained": "rain"}
 
 
@@ -42,4 +45,4 @@ def generator() -> GuidedGenerator:
 
 @pytest.fixture()
 def service(generator: GuidedGenerator) -> Service:
-    return Service(generator, max_queue=4, loader=tiny_loader)
+    return Service(generator, max_queue=4, loader=tiny_loader, models=["tiny"])

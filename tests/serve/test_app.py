@@ -22,7 +22,7 @@ from guided_generation.pipeline import GuidedGenerator
 from serve.app import _constrain_page, _generate_page, build_app
 from serve.service import Service
 
-from .conftest import tiny_loader, toy_graph
+from .conftest import LOCAL, tiny_loader, toy_graph
 
 SMALL = {"n": 3, "m": 2, "k": 3, "max_new_tokens": 6}
 TIMINGS = ("keyword_seconds", "decode_seconds", "rerank_seconds")
@@ -30,7 +30,7 @@ TIMINGS = ("keyword_seconds", "decode_seconds", "rerank_seconds")
 
 @pytest.fixture()
 def client(service: Service) -> TestClient:
-    return TestClient(build_app(service, tasks=[]))
+    return TestClient(build_app(service, tasks=[]), base_url=LOCAL)
 
 
 #: (what is wrong, the endpoint, the body, the status, words of the message)
@@ -48,7 +48,7 @@ BAD_REQUESTS = [
     ("a list, not an object", "/api/generate", ["babies cry"], 422, "JSON object"),
     ("unknown model path", "/api/constrain",
      {"input": "the weather", "sets": [["rain"]], "model": "/no/such/model"}, 422,
-     "model '/no/such/model' is neither"),
+     "model is not one this server offers"),
     ("a set without alternatives", "/api/constrain", {"input": "x", "sets": [[]]}, 422,
      "set 1 has no alternative"),
     ("an empty alternative", "/api/constrain", {"input": "x", "sets": [["", " "]]}, 422,
@@ -101,7 +101,7 @@ def test_bad_input_is_a_message_on_the_page(service: Service, what: str, args: t
     ("a line of only |", ("default", "the weather", "|", "", True, 4, 8),
      "constraint line 1 ('|') has an empty alternative"),
     ("unknown model path", ("/no/such/model", "the weather", "rain", "", True, 4, 8),
-     "neither 'default', 'bundled' nor a model folder"),
+     "model is not one this server offers ('default', 'tiny')"),
     ("empty input", ("default", " ", "rain", "", True, 4, 8), "input is empty"),
     ("beams = 10^9", ("default", "x", "rain", "", True, 1e9, 8), "num_beams"),
 ])
@@ -139,7 +139,7 @@ def test_generate_and_constrain_over_http(client: TestClient) -> None:
 
 def test_a_full_queue_answers_503_busy(generator: GuidedGenerator) -> None:
     service = Service(generator, max_queue=1)
-    client = TestClient(build_app(service, tasks=[]))
+    client = TestClient(build_app(service, tasks=[]), base_url=LOCAL)
     with service.slot():  # one request holds the only place
         response = client.post("/api/generate", json={"input": "babies cry", **SMALL})
     assert response.status_code == 503
@@ -187,7 +187,8 @@ def test_a_client_that_goes_away_stops_its_decode(generator: GuidedGenerator) ->
             replies.append(message)
 
         scope = {"type": "http", "method": "POST", "path": "/api/constrain",
-                 "headers": [(b"content-type", b"application/json")], "query_string": b"",
+                 "headers": [(b"content-type", b"application/json"),
+                             (b"host", b"127.0.0.1:7860")], "query_string": b"",
                  "http_version": "1.1", "scheme": "http", "server": ("t", 80),
                  "client": ("t", 1), "root_path": ""}
         await app(scope, receive, send)
@@ -223,7 +224,7 @@ def test_the_json_equals_dpc_generate_json(tmp_path: Path) -> None:
                      *[f"--{k.replace('_', '-')}={v}" for k, v in options.items()]]) == 0
     expected = json.loads(printed.getvalue())
     service = Service(model=str(folder), graph=str(graph), loader=tiny_loader)
-    response = TestClient(build_app(service, tasks=[])).post(
+    response = TestClient(build_app(service, tasks=[]), base_url=LOCAL).post(
         "/api/generate", json={"input": "babies cry", "direction": "effect", **options})
     assert response.status_code == 200
     (got,) = response.json()["results"]
@@ -236,7 +237,7 @@ def test_the_json_equals_dpc_generate_json(tmp_path: Path) -> None:
 
 
 def test_many_clients_at_once_all_answered(service: Service) -> None:
-    client = TestClient(build_app(service, tasks=[]))
+    client = TestClient(build_app(service, tasks=[]), base_url=LOCAL)
     answers: list[int] = []
 
     def ask() -> None:

@@ -53,3 +53,22 @@ def test_without_the_demo_extra_it_says_so(monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert err == ('dpc serve: error: the web page needs the demo extra (gradio is not '
                    'installed): pip install -e ".[demo]"\n')
+
+
+def test_repeated_models_are_the_generator_then_those_offered(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import serve.service
+    from dpc_errors import DpcError
+
+    seen: dict[str, object] = {}
+
+    def service(**values: object) -> None:
+        seen.update(values)
+        raise DpcError("stopped before loading")
+
+    monkeypatch.setattr(serve.service, "Service", service)
+    assert main(["serve", "--model", "bundled", "--model", "/models/a", "--model", "b"]) == 2
+    assert (seen["model"], seen["models"]) == ("bundled", ["/models/a", "b"])
+    assert main(["serve"]) == 2
+    assert (seen["model"], seen["models"]) == (None, [])
+    assert capsys.readouterr().err.count("dpc serve: error: stopped before loading\n") == 2

@@ -23,6 +23,8 @@ from serve.service import (
     parse_phrases,
 )
 
+from .conftest import tiny_loader
+
 SMALL = {"n": 3, "m": 2, "k": 3, "max_new_tokens": 6}
 
 
@@ -132,14 +134,22 @@ def test_whole_word_is_passed_to_the_engine(service: Service) -> None:
     assert service.constrain(request)["whole_word"] is False
 
 
-def test_unknown_model_path_is_named(service: Service) -> None:
-    with pytest.raises(ServeError, match="model '/no/such/model' is neither"):
-        service.constrain(ConstrainRequest("the weather", [["rain"]], model="/no/such/model"))
+def test_only_the_models_the_server_offers_are_loaded(service: Service, tmp_path) -> None:
+    # a folder that exists and one that does not: the same answer, which names neither
+    answers = []
+    for name in (str(tmp_path), "/no/such/model", "bundled"):
+        with pytest.raises(ServeError) as caught:
+            service.constrain(ConstrainRequest("the weather", [["rain"]], model=name))
+        answers.append(str(caught.value))
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0].startswith("model is not one this server offers ('default', 'tiny')")
+    assert str(tmp_path) not in answers[0]
+    assert service.model_names == ("default", "tiny")
 
 
-def test_other_models_are_loaded_once(service: Service, tmp_path) -> None:
-    first = service.model(str(tmp_path))
-    assert service.model(str(tmp_path)) is first
+def test_other_models_are_loaded_once(service: Service) -> None:
+    first = service.model("tiny")
+    assert service.model("tiny") is first
     assert service.model("default")[0] is service.generator.model
 
 
@@ -192,7 +202,7 @@ def test_a_waiting_request_is_dropped_when_its_client_goes(service: Service) -> 
 
 def test_a_reserved_place_is_given_back_on_error(service: Service) -> None:
     service.reserve()
-    with pytest.raises(ServeError, match="neither"):  # fails inside, after the reservation
+    with pytest.raises(ServeError, match="not one this server offers"):  # after the reservation
         service.constrain(ConstrainRequest("x", [["rain"]], model="/no/such"), reserved=True)
     assert service.pending == 0
     for _ in range(service.max_queue):
@@ -203,3 +213,18 @@ def test_a_reserved_place_is_given_back_on_error(service: Service) -> None:
         with service.slot(reserved=True):
             pass
     assert service.pending == 0
+
+
+def test_the_offered_models_load_before_the_server_listens(generator: GuidedGenerator) -> None:
+    loaded: list[str] = []
+
+    def loader(name: str):
+        loaded.append(name)
+        return tiny_loader(name)
+
+    service = Service(generator, loader=loader, models=["a", "default", "b", "a"])
+    assert service.model_names == ("default", "a", "b")  # "default" is the generator's
+    service.load()
+    assert loaded == ["a", "b"]
+    service.model("b")
+    assert loaded == ["a", "b"]  # kept, not loaded again
