@@ -1,10 +1,11 @@
-"""The one root of every error dpc raises for bad input: :class:`DpcError`.
+"""The one root of every error dpc raises for bad input: :class:`DpcError`; and the checks of
+numeric options that raise it (:func:`check_int`, :func:`check_float`).
 
 Every package derives its own errors from it (``MiningError``, ``GraphError``, ``TrainError``,
 ``ConstraintError``, ``GuidedGenerationError``, ...), so a caller catches one type and shows the
-message as is; each message names the offending value. This module imports nothing, so the
-packages below the engine (the miner, the graph, training) need not import the engine, torch or
-transformers to raise or catch it.
+message as is; each message names the offending value. This module imports nothing heavy (only
+``math`` and ``numbers``), so the packages below the engine (the miner, the graph, training)
+need not import the engine, torch or transformers to raise or catch it.
 
 >>> from causal_mining.errors import MiningConfigError
 >>> try:
@@ -16,8 +17,99 @@ transformers to raise or catch it.
 
 from __future__ import annotations
 
-__all__ = ["DpcError"]
+import math
+import numbers
+
+__all__ = ["DpcError", "check_float", "check_int"]
 
 
 class DpcError(ValueError):
     """Base class of the errors every dpc package raises for bad input (a ``ValueError``)."""
+
+
+def _is_number(value: object) -> bool:
+    """A real number that is not a bool (``True`` is an ``int`` to Python, not to a user)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
+              *, error: type[DpcError] = DpcError) -> int:
+    """``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (``None``: no
+    bound); else ``error`` naming ``name`` and the value.
+
+    >>> check_int("n", 3, 1)
+    3
+    >>> check_int("n", 0, 1)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `n` (=0) must be an integer >= 1
+    >>> check_int("n", True, 1)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `n` (=True) must be an integer >= 1
+    >>> check_int("port", 2.0, 1, 65535)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `port` (=2.0) must be an integer from 1 to 65535
+    """
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or (minimum is not None and value < minimum)
+            or (maximum is not None and value > maximum)):
+        if minimum is not None and maximum is not None:
+            rule = f" from {minimum} to {maximum}"
+        elif minimum is not None:
+            rule = f" >= {minimum}"
+        elif maximum is not None:
+            rule = f" <= {maximum}"
+        else:
+            rule = ""
+        raise error(f"`{name}` (={value!r}) must be an integer{rule}")
+    return int(value)
+
+
+def check_float(name: str, value: object, minimum: float | None = None,
+                maximum: float | None = None, *, open_min: bool = False, open_max: bool = False,
+                error: type[DpcError] = DpcError) -> float:
+    """``value`` as a float if it is a finite real number (not a bool, nan or infinite) from
+    ``minimum`` to ``maximum`` (``None``: no bound; ``open_min``/``open_max``: the bound itself
+    excluded); else ``error`` naming ``name`` and the value.
+
+    >>> check_float("length_penalty", 2)
+    2.0
+    >>> check_float("length_penalty", float("nan"))
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `length_penalty` (=nan) has to be a finite number
+    >>> check_float("top_p", 0.0, 0, 1, open_min=True)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `top_p` (=0.0) has to be a finite number in (0, 1]
+    >>> check_float("temperature", float("inf"), 0, open_min=True)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `temperature` (=inf) has to be a finite number > 0
+    >>> check_float("lr", True, 0, open_min=True)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `lr` (=True) has to be a finite number > 0
+    """
+    number = math.nan
+    if _is_number(value):
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except OverflowError:  # an int beyond the floats
+            number = math.inf
+    low_ok = minimum is None or (number > minimum if open_min else number >= minimum)
+    high_ok = maximum is None or (number < maximum if open_max else number <= maximum)
+    if not (math.isfinite(number) and low_ok and high_ok):
+        if minimum is not None and maximum is not None:
+            rule = (f" in {'(' if open_min else '['}{minimum}, {maximum}"
+                    f"{')' if open_max else ']'}")
+        elif minimum is not None:
+            rule = f" {'>' if open_min else '>='} {minimum}"
+        elif maximum is not None:
+            rule = f" {'<' if open_max else '<='} {maximum}"
+        else:
+            rule = ""
+        raise error(f"`{name}` (={value!r}) has to be a finite number{rule}")
+    return number

@@ -5,9 +5,10 @@ The rules (one definition, used by every package's commands and Python API):
 - **A file or folder dpc did not write is never changed.** An existing output *file* is replaced
   only when the caller asks for it (``--overwrite``), and then atomically (written beside it,
   then renamed), so a failed or interrupted run leaves the old file whole. An existing output
-  *folder* is written into only when it is empty or holds one of the files that mark it as the
-  output of the same command (a ``manifest.json``, a ``train_config.json``, ...): a folder of
-  other files is refused, never emptied or merged into.
+  *folder* is written into only when it is empty or is marked as the output of the same
+  command: its first file, ``dpc_output.json``, names the command (:func:`claim_output_folder`).
+  A folder of other files is refused, never emptied or merged into, even when they bear the
+  names the command writes (a ``manifest.json`` of the user's).
 - **Resuming touches only what dpc recognises as its own, and only the same run,** decided
   before anything is written. A resumable file (``dpc generate --out``, ``dpc eval generation``'s
   ``outputs.jsonl``) is a :class:`ResultsFile`: its first line names the format, the command
@@ -42,7 +43,7 @@ dpc_files.OutputError: --out '.../missing/out.jsonl': the folder '.../missing' d
 Traceback (most recent call last):
 ...
 dpc_files.OutputError: --out '.../notes.txt' already exists; pass --overwrite to replace it, or give a new file
->>> check_output_folder(folder, markers=("manifest.json",), command="dpc mine")
+>>> check_output_folder(folder, command="dpc mine")
 Traceback (most recent call last):
 ...
 dpc_files.OutputError: --out '...' holds files dpc mine did not write (notes.txt); give a new or empty folder
@@ -54,15 +55,16 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from dpc_errors import DpcError
 
-__all__ = ["RESULTS_FORMAT", "OutputError", "ResultsFile", "check_output_file",
-           "check_output_folder", "check_writable_folder", "file_digest", "read_results",
+__all__ = ["FOLDER_FORMAT", "FOLDER_MARKER", "RESULTS_FORMAT", "OutputError", "ResultsFile",
+           "check_output_file", "check_output_folder", "check_writable_folder",
+           "claim_output_folder", "file_digest", "folder_owner", "read_results",
            "run_difference", "text_digest"]
 
 
@@ -122,23 +124,57 @@ def check_output_file(path: str | os.PathLike[str], option: str = "--out", *,
     return target
 
 
+#: The file that marks a folder as the output of one dpc command: written first, atomically
+#: (:func:`claim_output_folder`), read by :func:`check_output_folder`.
+FOLDER_MARKER = "dpc_output.json"
+#: Its ``format``.
+FOLDER_FORMAT = "dpc-output-1"
+
+
+def folder_owner(path: str | os.PathLike[str]) -> str | None:
+    """The command whose output folder ``path`` is (its :data:`FOLDER_MARKER` says), or ``None``
+    when it holds no marker of dpc's (a file of that name that is not one counts as none).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> folder_owner(folder) is None
+    True
+    >>> folder_owner(claim_output_folder(folder / "run", "dpc mine"))
+    'dpc mine'
+    """
+    try:
+        marker = json.loads((Path(path) / FOLDER_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("format") != FOLDER_FORMAT or \
+            not isinstance(marker.get("command"), str):
+        return None
+    return marker["command"]
+
+
 def check_output_folder(path: str | os.PathLike[str], option: str = "--out", *,
-                        markers: Sequence[str], command: str = "dpc") -> Path:
+                        command: str = "dpc") -> Path:
     """``path`` as a :class:`~pathlib.Path` if a folder of ``command``'s output may be written
-    there: it does not exist yet (it will be created, with its parents), it is empty, or it holds
-    one of ``markers`` (the files that ``command`` writes first, which make it its own; the
-    command then checks that it is the same run). Anything else is an :class:`OutputError`.
+    there: it does not exist yet (it will be created, with its parents), it is empty, or it is
+    ``command``'s own (its :data:`FOLDER_MARKER` names ``command``; the command then checks
+    that it is the same run). Anything else is an :class:`OutputError`, and nothing is written:
+    a folder holding files of the names a command writes (a ``manifest.json`` of the user's) is
+    not the command's for that.
     """
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise OutputError(f"{option} {_name(target)} is a file; give a folder")
     if target.is_dir():
         entries = sorted(p.name for p in target.iterdir())
-        if entries and not any((target / m).exists() for m in markers):
+        owner = folder_owner(target) if entries else command
+        if owner is None:
             shown = ", ".join(entries[:5]) + (f", ... ({len(entries)} in all)"
                                               if len(entries) > 5 else "")
             raise OutputError(f"{option} {_name(target)} holds files {command} did not write "
                               f"({shown}); give a new or empty folder")
+        if owner != command:
+            raise OutputError(f"{option} {_name(target)} holds the output of {owner}, not of "
+                              f"{command}; give a new or empty folder")
         check_writable_folder(target, option, target)
         return target
     ancestor = target.parent
@@ -148,6 +184,29 @@ def check_output_folder(path: str | os.PathLike[str], option: str = "--out", *,
         raise OutputError(f"{option} {_name(target)}: {_name(ancestor)} is a file, not a folder")
     check_writable_folder(ancestor, option, target)
     return target
+
+
+def claim_output_folder(path: str | os.PathLike[str], command: str,
+                        option: str = "--out") -> Path:
+    """Create the output folder ``path`` (with its parents) and mark it as ``command``'s
+    (:data:`FOLDER_MARKER`, written atomically) before anything else is written there; a folder
+    already marked as ``command``'s is left as it is. Call it after :func:`check_output_folder`,
+    where the command starts writing. A folder built beside its target and renamed onto it is
+    claimed before the rename."""
+    folder = Path(path)
+    owner = folder_owner(folder) if folder.is_dir() else None
+    if owner == command:
+        return folder
+    if folder.is_dir() and any(folder.iterdir()):  # checked before, changed since
+        raise OutputError(f"{option} {_name(folder)} holds files {command} did not write; give a "
+                          "new or empty folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{FOLDER_MARKER}.", suffix=".tmp", dir=folder)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump({"format": FOLDER_FORMAT, "command": command}, handle)
+        handle.write("\n")
+    _publish(tmp, folder / FOLDER_MARKER, replace=True)
+    return folder
 
 
 # ----------------------------------------------------------------------------- results files

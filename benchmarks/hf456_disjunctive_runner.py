@@ -113,7 +113,8 @@ def load_model(model_dir: str) -> LoadedModel:
 
     auto_cls = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
     loaded: Any = auto_cls.from_pretrained(
-        model_dir, config=config, dtype=torch.float32, output_loading_info=True
+        model_dir, config=config, dtype=torch.float32, output_loading_info=True,
+        use_safetensors=True,  # never a pickle
     )
     model, info = loaded
     missing = set(info.get("missing_keys", []))

@@ -115,7 +115,7 @@ def main() -> None:
             folder = Path(tmp) / name.split()[0]
             T5ForConditionalGeneration(cfg).save_pretrained(folder)
             model = T5ForConditionalGeneration.from_pretrained(
-                folder, attn_implementation="eager").eval()
+                folder, attn_implementation="eager", use_safetensors=True).eval()
             vocab = dims["vocab_size"]
             inputs = [[rng.randrange(2, vocab) for _ in range(12)] for _ in range(16)]
             sets = prefix_free_sets(rng, vocab)
@@ -161,7 +161,8 @@ def main() -> None:
                       "shared_constraints": [[[100], [100, 7], [100, 8]]], "num_beams": 4,
                       "max_new_tokens": 10, "warmup": 0, "repeats": 1}
         base = run_baseline(python, folder, prefix_job)
-        model = T5ForConditionalGeneration.from_pretrained(folder, attn_implementation="eager")
+        model = T5ForConditionalGeneration.from_pretrained(folder, attn_implementation="eager",
+                                                           use_safetensors=True)
         ours = generate(model, None, [[5, 6, 7]], [[[100], [100, 7], [100, 8]]], num_beams=4,
                         max_new_tokens=10)[0][0]
         report["prefix_alternatives"] = {"hf456_error": base.get("error"),

@@ -32,6 +32,7 @@ from typing import Any
 from causal_mining.errors import ResumeError
 from causal_mining.options import MineOptions
 from causal_mining.shards import read_json, write_json
+from dpc_files import claim_output_folder
 
 __all__ = ["MANIFEST", "code_fingerprint", "manifest_for", "check_or_write_manifest"]
 
@@ -95,7 +96,7 @@ def check_or_write_manifest(options: MineOptions, files: list[Path]) -> bool:
     path = out / MANIFEST
     manifest = manifest_for(options, files)
     if not path.exists():
-        out.mkdir(parents=True, exist_ok=True)
+        claim_output_folder(out, "dpc mine")
         write_json(path, manifest)
         return False
     try:

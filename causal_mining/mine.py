@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from causal_mining.local_runner import run_local
-from causal_mining.manifest import MANIFEST, check_or_write_manifest
+from causal_mining.manifest import check_or_write_manifest
 from causal_mining.merge import merge_parts
 from causal_mining.options import MineOptions
 from causal_mining.readers import expand_inputs
@@ -54,7 +54,7 @@ def mine(options: MineOptions) -> dict[str, Any]:
         If ``out`` is a file, cannot be written, or holds files of something else.
     """
     started = time.perf_counter()
-    check_output_folder(options.out, "--out", markers=(MANIFEST,), command="dpc mine")
+    check_output_folder(options.out, "--out", command="dpc mine")
     links: list[str] = []
     files = expand_inputs(options.inputs, options.follow_symlinks, links)
     check_or_write_manifest(options, files)

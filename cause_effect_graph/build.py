@@ -54,6 +54,7 @@ from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from cause_effect_graph.store import digraph_from_arrays
+from dpc_files import claim_output_folder
 
 if TYPE_CHECKING:
     from cause_effect_graph.everyday import EverydaySource
@@ -243,6 +244,7 @@ def _check_manifest(options: BuildOptions, units: list[tuple[str, str]]) -> bool
     }
     path = work / "manifest.json"
     if not path.exists():
+        claim_output_folder(work, "dpc graph build", "--work")
         write_json(path, manifest)
         return False
     old = read_json(path)

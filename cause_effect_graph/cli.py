@@ -179,8 +179,7 @@ def build_command(args: argparse.Namespace) -> int:
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         if args.tsv:
             check_output_file(args.tsv, "--tsv", overwrite=args.overwrite)
-        check_output_folder(_work(args), "--work", markers=("manifest.json",),
-                            command="dpc graph build")
+        check_output_folder(_work(args), "--work", command="dpc graph build")
         everyday = _everyday(args, parse_sources)
         options = BuildOptions(
             bank=tuple(args.bank), work=_work(args),

@@ -12,9 +12,22 @@
                                       effect_weight), then int32 src, int32 dst and int64 weight
                                       of every edge (edges grouped by cause, heaviest first)
 
-A file that is truncated, altered (digest mismatch), of another format or of a newer version
-raises :class:`~cause_effect_graph.errors.GraphFormatError` /
-:class:`~cause_effect_graph.errors.GraphVersionError` naming the file.
+The header's fields (:data:`HEADER_FIELDS`) are checked before the payload is read: ``format``
+is ``"dpc-cause-effect-graph"``; ``nodes`` (at most 2**31 - 1: edges name nodes by int32),
+``edges``, ``vocab_bytes``, ``raw_bytes`` and ``payload_bytes`` are integers from 0 to 2**63 - 1
+whose section sizes add up (``raw_bytes = vocab_bytes + 32 * nodes + 16 * edges``);
+``compression`` is ``"xz"`` or ``"zlib"``; ``blake2b`` is 32 hex digits; ``graph`` is an object
+of strings, numbers, booleans and nulls whose counts (:data:`GRAPH_COUNTS`) are integers. A file
+that is truncated, altered (digest mismatch), of another format or of a newer version, or whose
+header has a missing field or one of the wrong JSON type or range, raises
+:class:`~cause_effect_graph.errors.GraphFormatError` /
+:class:`~cause_effect_graph.errors.GraphVersionError` naming the file (and the field and its
+value). The payload is decompressed to ``raw_bytes`` at most.
+
+Counts are int64 in a ``.ceg`` file, so every format refuses a count above
+:data:`MAX_COUNT` (2**63 - 1), or counts that add up to more, with a
+:class:`~cause_effect_graph.errors.GraphFormatError` naming the value: a 40-digit count in a
+release file is damage, not a count of sentences.
 
 The **edge-list TSV** (:func:`write_edgelist`) is ``cause<TAB>effect<TAB>count`` with a header
 row. The **official CEG release** (Li et al. 2020) has one edge per line,
@@ -50,6 +63,7 @@ import hashlib
 import io
 import json
 import lzma
+import math
 import os
 import struct
 import zlib
@@ -64,11 +78,16 @@ import numpy as np
 from causal_mining.readers import open_decompressed
 from causal_mining.shards import atomic_open
 from cause_effect_graph.errors import GraphFormatError, GraphVersionError
+from dpc_errors import DpcError, check_int
 
 __all__ = [
     "DEFAULT_GRAPH",
     "FORMAT_VERSION",
+    "GRAPH_COUNTS",
+    "HEADER_FIELDS",
     "MAGIC",
+    "MAX_COUNT",
+    "check_header",
     "default_graph",
     "graph_from_option",
     "graph_info",
@@ -87,6 +106,19 @@ FORMAT_VERSION = 1
 DEFAULT_GRAPH = Path(__file__).resolve().parent / "data" / "default.ceg"
 _NODE_ARRAYS = ("cause_freq", "effect_freq", "cause_weight", "effect_weight")
 Compression = Literal["zlib", "xz"]
+FORMAT_NAME = "dpc-cause-effect-graph"
+#: Every field of a ``.ceg`` header (all are required).
+HEADER_FIELDS = ("format", "nodes", "edges", "vocab_bytes", "raw_bytes", "payload_bytes",
+                 "compression", "blake2b", "graph")
+#: The largest count (and sum of counts) a graph holds: counts are int64 in a ``.ceg`` file.
+MAX_COUNT = 2**63 - 1
+#: The largest number of nodes: edges name their ends by int32 index.
+MAX_NODES = 2**31 - 1
+#: ``G.graph`` values that are counts: integers from 0 to :data:`MAX_COUNT` (``None`` allowed
+#: for those of :data:`_OPTIONAL_COUNTS`).
+GRAPH_COUNTS = ("total", "pairs", "nodes_before", "edges_before", "everyday_pairs", "min_count",
+                "top_k")
+_OPTIONAL_COUNTS = ("min_count", "top_k")
 
 
 def _graph_attrs(G: nx.DiGraph) -> dict[str, Any]:
@@ -97,7 +129,9 @@ def save_graph(G: nx.DiGraph, path: str | Path, compression: Compression = "xz")
     """Write ``G`` to ``path`` in the ``.ceg`` format (atomically).
 
     Missing node attributes are written as 0, missing edge weights as 1; ``G.graph`` values that
-    are strings, numbers, booleans or ``None`` are kept.
+    are strings, numbers, booleans or ``None`` are kept. Node attributes and weights that are not
+    int64 integers, or a ``G.graph`` that :func:`load_graph` would refuse (a count that is not an
+    integer, nan), raise :class:`GraphFormatError` naming the value; nothing is written.
     """
     if compression not in ("zlib", "xz"):
         raise GraphFormatError(f"`compression` (={compression!r}) has to be 'zlib' or 'xz'")
@@ -107,9 +141,10 @@ def save_graph(G: nx.DiGraph, path: str | Path, compression: Compression = "xz")
             raise GraphFormatError(f"node {n!r} is not a non-empty one-line string")
     index = {n: i for i, n in enumerate(nodes)}
     vocab = "\n".join(nodes).encode("utf-8")
-    node_arrays = [np.asarray([G.nodes[n].get(a, 0) for n in nodes], "<i8") for a in _NODE_ARRAYS]
-    edges = sorted(((index[u], -int(w), index[v]) for u, v, w in G.edges(data="weight",
-                                                                         default=1)))
+    node_arrays = [_int64_column([G.nodes[n].get(a, 0) for n in nodes], f"node attribute {a!r}")
+                   for a in _NODE_ARRAYS]
+    weights = _int64_column([w for _, _, w in G.edges(data="weight", default=1)], "edge weight")
+    edges = sorted(((index[u], -int(w), index[v]) for (u, v), w in zip(G.edges, weights.tolist())))
     src = np.asarray([e[0] for e in edges], "<i4")
     dst = np.asarray([e[2] for e in edges], "<i4")
     weight = np.asarray([-e[1] for e in edges], "<i8")
@@ -117,8 +152,8 @@ def save_graph(G: nx.DiGraph, path: str | Path, compression: Compression = "xz")
                     weight.tobytes()])
     payload = (lzma.compress(raw, preset=9) if compression == "xz"
                else zlib.compress(raw, 9))
-    header = json.dumps({
-        "format": "dpc-cause-effect-graph",
+    fields = {
+        "format": FORMAT_NAME,
         "nodes": len(nodes),
         "edges": len(edges),
         "vocab_bytes": len(vocab),
@@ -127,9 +162,33 @@ def save_graph(G: nx.DiGraph, path: str | Path, compression: Compression = "xz")
         "compression": compression,
         "blake2b": hashlib.blake2b(payload, digest_size=16).hexdigest(),
         "graph": _graph_attrs(G),
-    }, sort_keys=True).encode("utf-8")
+    }
+    try:
+        check_header(fields)  # what load_graph will check: never write a file it refuses
+    except GraphFormatError as err:
+        raise GraphFormatError(f"cannot save the graph to {os.fspath(path)!r}: {err}") from None
+    header = json.dumps(fields, sort_keys=True).encode("utf-8")
     atomic_write_bytes(Path(path),
                         MAGIC + struct.pack("<II", FORMAT_VERSION, len(header)) + header + payload)
+
+
+def _int64_column(values: list[Any], what: str) -> np.ndarray:
+    """``values`` as int64; a :class:`GraphFormatError` naming the first that is not an integer
+    a ``.ceg`` file can hold (the fast path converts and checks nothing more)."""
+    try:
+        return np.asarray(values, "<i8")
+    except (OverflowError, TypeError, ValueError):
+        pass
+    for value in values:
+        try:
+            fits = isinstance(value, (int, np.integer, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and -MAX_COUNT - 1 <= value <= MAX_COUNT
+        except (OverflowError, TypeError):
+            fits = False
+        if not fits:
+            raise GraphFormatError(f"{what} (={value!r}) is not an integer a graph file holds "
+                                   f"(-2**63 to {MAX_COUNT})")
+    raise GraphFormatError(f"{what}s are not integers a graph file holds")  # pragma: no cover
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -165,11 +224,70 @@ def _read_header(path: Path, handle: io.BufferedReader) -> dict[str, Any]:
             "(rebuild it with `dpc graph build`, or use the dpc that wrote it)"
         )
     try:
-        header: dict[str, Any] = json.loads(handle.read(length).decode("utf-8"))
-        header["nodes"], header["edges"], header["payload_bytes"]
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
+        header = json.loads(handle.read(length).decode("utf-8"))
+    except (ValueError, RecursionError) as err:  # not UTF-8, not JSON, a 5,000-digit number
         raise GraphFormatError(f"{name} has a corrupted header ({err})") from None
+    try:
+        return check_header(header)
+    except DpcError as err:
+        raise GraphFormatError(f"{name} has a corrupted header: {err}") from None
+
+
+def check_header(header: Any) -> dict[str, Any]:
+    """``header`` if every field of :data:`HEADER_FIELDS` is there, of its JSON type and in its
+    range (see the module's docstring); else a :class:`GraphFormatError` naming the field and
+    its value.
+
+    >>> check_header({"format": "dpc-cause-effect-graph", "nodes": 2.5})
+    Traceback (most recent call last):
+    ...
+    cause_effect_graph.errors.GraphFormatError: `nodes` (=2.5) must be an integer from 0 to 2147483647
+    """
+    if not isinstance(header, dict):
+        raise GraphFormatError(f"it is a JSON {type(header).__name__}, not an object")
+    if header.get("format", FORMAT_NAME) != FORMAT_NAME:
+        raise GraphFormatError(f"`format` (={header['format']!r}) is not {FORMAT_NAME!r}")
+    for field in ("nodes", "edges", "vocab_bytes", "raw_bytes", "payload_bytes"):
+        if field in header:
+            check_int(field, header[field], 0, MAX_NODES if field == "nodes" else MAX_COUNT,
+                      error=GraphFormatError)
+    missing = [field for field in HEADER_FIELDS if field not in header]
+    if missing:
+        raise GraphFormatError(f"no `{missing[0]}` field")
+    if header["compression"] not in ("xz", "zlib"):
+        raise GraphFormatError(f"`compression` (={header['compression']!r}) is not 'xz' or "
+                               "'zlib'")
+    digest = header["blake2b"]
+    if not (isinstance(digest, str) and len(digest) == 32
+            and all(c in "0123456789abcdef" for c in digest)):
+        raise GraphFormatError(f"`blake2b` (={digest!r}) is not 32 hex digits")
+    sections = header["vocab_bytes"] + 32 * header["nodes"] + 16 * header["edges"]
+    if sections != header["raw_bytes"]:
+        raise GraphFormatError(
+            f"`raw_bytes` (={header['raw_bytes']}) is not `vocab_bytes` + 32 x `nodes` + 16 x "
+            f"`edges` (={sections})")
+    _check_graph_attrs(header["graph"])
     return header
+
+
+def _check_graph_attrs(attrs: Any) -> None:
+    """``G.graph`` as a header holds it: an object of scalars, its counts integers."""
+    if not isinstance(attrs, dict):
+        raise GraphFormatError(f"`graph` (={_short(attrs)}) is not a JSON object")
+    for key, value in attrs.items():
+        field = f"graph.{key}"
+        if key in GRAPH_COUNTS and not (value is None and key in _OPTIONAL_COUNTS):
+            check_int(field, value, 0, MAX_COUNT, error=GraphFormatError)
+        elif value is not None and not isinstance(value, (str, int, float, bool)):
+            raise GraphFormatError(f"`{field}` (={_short(value)}) is not a string, number, "
+                                   "boolean or null")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise GraphFormatError(f"`{field}` (={value!r}) is not a finite number")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def graph_info(path: str | Path) -> dict[str, Any]:
@@ -247,9 +365,12 @@ def _load_ceg(path: Path) -> nx.DiGraph:
     if hashlib.blake2b(payload, digest_size=16).hexdigest() != header.get("blake2b"):
         raise GraphFormatError(f"{name} is corrupted: its payload does not match its digest")
     try:
-        raw = (lzma.decompress(payload) if header["compression"] == "xz"
-               else zlib.decompress(payload))
+        raw = _decompress(payload, header["compression"], header["raw_bytes"])
         n, m, vb = header["nodes"], header["edges"], header["vocab_bytes"]
+        if len(raw) != header["raw_bytes"]:
+            more = "more" if len(raw) > header["raw_bytes"] else "less"
+            raise ValueError(f"the payload holds {more} than the header's raw_bytes "
+                             f"(={header['raw_bytes']})")
         vocab = raw[:vb].decode("utf-8").split("\n") if n else []
         offset = vb
         arrays = []
@@ -265,8 +386,16 @@ def _load_ceg(path: Path) -> nx.DiGraph:
     except (lzma.LZMAError, zlib.error, ValueError, KeyError, UnicodeDecodeError) as err:
         raise GraphFormatError(f"{name} is corrupted ({err})") from None
     G = digraph_from_arrays(vocab, dict(zip(_NODE_ARRAYS, arrays)), src, dst, weight)
-    G.graph.update(header.get("graph", {}))
+    G.graph.update(header["graph"])
     return G
+
+
+def _decompress(payload: bytes, compression: str, size: int) -> bytes:
+    """``payload`` decompressed, to ``size + 1`` bytes at most (one more than the header
+    promises, so a payload that holds more is seen without inflating all of it)."""
+    if compression == "xz":
+        return lzma.LZMADecompressor().decompress(payload, max_length=size + 1)
+    return zlib.decompressobj().decompress(payload, size + 1)
 
 
 def _check_edge_indices(src: np.ndarray, dst: np.ndarray, nodes: int) -> None:
@@ -385,6 +514,10 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _from_edges(edges: dict[tuple[str, str], int], source: str) -> nx.DiGraph:
+    total = sum(edges.values())
+    if total > MAX_COUNT:
+        raise GraphFormatError(f"{source!r}: the counts add up to {total}, more than a graph "
+                               f"holds ({MAX_COUNT}, 2**63 - 1)")
     G = nx.DiGraph()
     for (u, v), w in edges.items():
         G.add_edge(u, v, weight=w)
@@ -392,7 +525,7 @@ def _from_edges(edges: dict[tuple[str, str], int], source: str) -> nx.DiGraph:
         cw = sum(d["weight"] for d in G.succ[n].values())
         ew = sum(d["weight"] for d in G.pred[n].values())
         G.nodes[n].update(cause_weight=cw, effect_weight=ew, cause_freq=0, effect_freq=0)
-    G.graph.update(total=sum(edges.values()), source=source, pairs=0,
+    G.graph.update(total=total, source=source, pairs=0,
                    nodes_before=G.number_of_nodes(), edges_before=G.number_of_edges())
     return G
 
@@ -405,6 +538,11 @@ def _count(path: Path, number: int, text: str) -> int:
     if value < 1:
         raise GraphFormatError(
             f"{os.fspath(path)!r}:{number}: count {text!r} is not a positive integer"
+        )
+    if value > MAX_COUNT:
+        raise GraphFormatError(
+            f"{os.fspath(path)!r}:{number}: count {text!r} is larger than a graph holds "
+            f"({MAX_COUNT}, 2**63 - 1)"
         )
     return value
 

@@ -6,9 +6,10 @@ Shared by beam search (:mod:`dpc_decode.generation`) and sampling (:mod:`dpc_dec
 from __future__ import annotations
 
 import gc
+import re
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,7 +26,8 @@ from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
 from dpc_decode.tensor_automaton import TensorAutomaton
 from dpc_decode.word_boundary import WordPieces, word_pieces
 
-__all__ = ["DecodeBatch", "chunks", "encode_inputs"]
+__all__ = ["DecodeBatch", "chunks", "cut_to_tokens", "encode_inputs", "input_token_limit",
+           "position_limit"]
 
 Inputs = str | Sequence[str] | Sequence[Sequence[int]]
 
@@ -68,9 +70,135 @@ def encode_inputs(
                 f"input {i} has {len(ids)} tokens; truncated to max_input_tokens={max_input_tokens}",
                 stacklevel=3,
             )
-            ids = ids[:max_input_tokens]
+            ids = _truncate(item, ids, tokenizer, max_input_tokens)
         encoded.append(ids)
     return encoded
+
+
+def _truncate(item: Any, ids: list[int], tokenizer: Any, most: int) -> list[int]:
+    """The first ``most`` tokens of an input; text keeps its special tokens (the tokenizer cuts
+    it, as transformers' ``truncation=True`` does), token ids are sliced as given."""
+    specials = getattr(tokenizer, "num_special_tokens_to_add", None)
+    if isinstance(item, str) and callable(specials) and most > specials():
+        cut = tokenizer(item, add_special_tokens=True, truncation=True, max_length=most)
+        return list(cut["input_ids"])
+    return ids[:most]
+
+
+#: Names of learned (absolute) position tables: BERT, GPT-2, BART/OPT/Marian, ...
+_POSITION_TABLE = re.compile(r"(^|\.)(wpe|position_embeddings?|embed_positions)$")
+
+
+def position_limit(module: torch.nn.Module) -> int | None:
+    """How many positions the learned (absolute) position table of ``module`` holds: the most
+    tokens it can read at once; ``None`` when it has no such table (relative or rotary
+    positions: T5, Llama, SmolLM2, ...), whose length is bounded only by memory.
+
+    The config's ``n_positions`` / ``max_position_embeddings`` when it declares one (BART's
+    table holds two more rows than it uses), never more than the table; a table whose
+    ``padding_idx`` is set numbers positions after it (RoBERTa: 514 rows, 512 positions).
+
+    >>> from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
+    >>> position_limit(GPT2LMHeadModel(GPT2Config(n_positions=32, n_embd=8, n_layer=1, n_head=2)))
+    32
+    >>> print(position_limit(T5ForConditionalGeneration(T5Config(d_model=8, d_ff=8, d_kv=4,
+    ...     num_heads=2, num_layers=1))))
+    None
+    """
+    rows = [m.num_embeddings - (0 if m.padding_idx is None else m.padding_idx + 1)
+            for name, m in module.named_modules()
+            if isinstance(m, torch.nn.Embedding) and _POSITION_TABLE.search(name)]
+    if not rows:
+        return None
+    config = getattr(module, "config", None)
+    for key in ("n_positions", "max_position_embeddings"):
+        declared = getattr(config, key, None)
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+            return min(declared, *rows)
+    return min(rows)
+
+
+def _stacks(model: Any) -> tuple[Any, Any]:
+    """The encoder and decoder of a seq2seq model (``(None, model)`` for a decoder-only one)."""
+    if not getattr(model.config, "is_encoder_decoder", False):
+        return None, model
+    encoder = model.get_encoder() if hasattr(model, "get_encoder") else model
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else model
+    return encoder, decoder
+
+
+def input_token_limit(model: Any, max_new_tokens: int) -> int | None:
+    """The most input tokens (special tokens included) ``model`` can read while still writing
+    ``max_new_tokens``: its encoder's :func:`position_limit` for a seq2seq model, the
+    decoder-only model's less ``max_new_tokens`` (the prompt and the output share the
+    positions); ``None`` when the model has no absolute position table.
+
+    >>> from transformers import GPT2Config, GPT2LMHeadModel
+    >>> input_token_limit(GPT2LMHeadModel(GPT2Config(n_positions=32, n_embd=8, n_layer=1,
+    ...     n_head=2)), max_new_tokens=10)
+    22
+    """
+    encoder, decoder = _stacks(model)
+    if encoder is not None:
+        return position_limit(encoder)
+    limit = position_limit(decoder)
+    return None if limit is None else limit - max_new_tokens
+
+
+def cut_to_tokens(tokenizer: Any, text: str, max_tokens: int) -> str:
+    """The longest start of ``text`` that the tokenizer reads as at most ``max_tokens`` tokens
+    (special tokens not counted): cut after a whole word when that keeps at least half of the
+    budget, else inside the word (a long word, a run of CJK text with no space), so any text
+    can be cut. The result is a prefix of ``text`` (valid text, characters the tokenizer does
+    not know included), with no space at its end.
+
+    >>> from train.models import placeholder_model
+    >>> tokenizer = placeholder_model().tokenizer
+    >>> cut_to_tokens(tokenizer, "babies cry at night", 2)
+    'babies cry'
+    >>> cut_to_tokens(tokenizer, "猫" * 1000, 3)
+    '猫猫猫'
+    >>> cut_to_tokens(tokenizer, "babies cry", 10)
+    'babies cry'
+    """
+    if max_tokens < 1:
+        return ""
+
+    def count(piece: str) -> int:
+        return len(tokenizer(piece, add_special_tokens=False)["input_ids"])
+
+    if count(text) <= max_tokens:
+        return text.rstrip()
+    end = _prefix_end(tokenizer, text, max_tokens, count)
+    space = text.rfind(" ", 0, end + 1)
+    if space > 0 and count(text[:space]) * 2 >= max_tokens:
+        return text[:space].rstrip()  # whole words, and at least half of the budget
+    return text[:end].rstrip()
+
+
+def _prefix_end(tokenizer: Any, text: str, most: int, count: Callable[[str], int]) -> int:
+    """How many characters of ``text`` make the longest prefix of at most ``most`` tokens: where
+    the first token left out begins (the tokenizer's offsets), or a binary search over the
+    characters for a tokenizer without offsets."""
+    try:
+        offsets = tokenizer(text, add_special_tokens=False,
+                            return_offsets_mapping=True)["offset_mapping"]
+    except (NotImplementedError, TypeError, ValueError, KeyError):
+        offsets = None
+    if offsets is not None and len(offsets) > most:
+        for keep in range(most, 0, -1):  # a token that merges across the cut can add one
+            end = int(offsets[keep][0])
+            if count(text[:end]) <= most:
+                return end
+        return 0
+    lo, hi = 0, len(text)  # the most characters within the budget
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(text[:mid]) <= most:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def chunks(n: int, size: int | None) -> Iterator[range]:
@@ -213,6 +341,41 @@ class DecodeBatch:
     @property
     def constrained(self) -> bool:
         return any(a.num_sets or a.banned for a in self.automata)
+
+    def check_positions(self, max_new_tokens: int) -> None:
+        """Raise :class:`DpcError` naming the input, its token count and the limit when the
+        model's absolute position table (:func:`position_limit`) cannot hold it: an input
+        longer than a seq2seq model's encoder reads, a decoder-only prompt that leaves no room
+        for ``max_new_tokens``, or more new tokens than a seq2seq decoder holds. (Models with
+        relative or rotary positions have no such limit.)"""
+        encoder, decoder = _stacks(self.model)
+        if encoder is not None:
+            limit = position_limit(encoder)
+            for i, ids in enumerate(self.input_ids):
+                if limit is not None and len(ids) > limit:
+                    raise DpcError(
+                        f"input {i} has {len(ids)} tokens, more than the {limit} the model's "
+                        f"encoder can read: shorten it, or pass max_input_tokens (at most {limit})"
+                    )
+            out = position_limit(decoder)
+            if out is not None and max_new_tokens + 1 > out:
+                raise DpcError(
+                    f"max_new_tokens (={max_new_tokens}) is more than the {out - 1} new tokens "
+                    f"the model's decoder can write ({out} positions)"
+                )
+            return
+        limit = position_limit(decoder)
+        if limit is None:
+            return
+        for i, ids in enumerate(self.input_ids):
+            if len(ids) + max_new_tokens > limit:
+                room = limit - max_new_tokens
+                raise DpcError(
+                    f"input {i} has {len(ids)} tokens and max_new_tokens={max_new_tokens}: "
+                    f"{len(ids) + max_new_tokens} positions, more than the model's {limit}; "
+                    + (f"shorten it, or pass max_input_tokens (at most {room})" if room > 0
+                       else f"max_new_tokens must be below {limit}")
+                )
 
     def check_feasible(self, max_new_tokens: int) -> None:
         """Strict mode, before decoding: raise for a set that cannot be met at all (every

@@ -11,6 +11,7 @@ from dpc_decode.batch import DecodeBatch, Inputs, chunks, gc_paused, inference, 
 from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, fill
 from dpc_decode.generation_config import score_settings
+from dpc_decode.memory import check_model_fits
 from dpc_decode.model_runner import scored_runner
 from dpc_decode.options import BeamSearchOptions
 from dpc_decode.outputs import GeneratedSequence
@@ -67,7 +68,11 @@ def generate(
     pad_token_id : int, optional
         Padding id for prompts (default: the model's pad, else its EOS).
     max_input_tokens : int, optional
-        Truncate longer inputs, with a warning.
+        Truncate longer inputs, with a warning (text keeps its special tokens). Without it, an
+        input longer than the model's absolute position table holds (BERT, GPT-2, BART: see
+        :func:`~dpc_decode.batch.position_limit`) raises :class:`~dpc_decode.errors.DpcError`
+        naming the input, its token count and the limit, before anything runs;
+        :func:`~dpc_decode.batch.cut_to_tokens` cuts a text to a token budget.
     generation_config : GenerationConfig, None or "model"
         Whose transformers score settings apply (forced BOS/EOS, ``bad_words_ids``,
         ``repetition_penalty``, ``suppress_tokens``, ...; see :mod:`dpc_decode.generation_config`):
@@ -104,6 +109,10 @@ def generate(
         model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
         max_input_tokens,
     )
+    batch.check_positions(options.max_new_tokens)
+    longest = max((len(ids) for ids in batch.input_ids), default=0)
+    check_model_fits(model, options.num_beams, longest + options.max_new_tokens, "num_beams",
+                     "beams")  # a size the allocator would refuse: one line, with the estimate
     if options.strict:
         batch.check_feasible(options.max_new_tokens)
     want = options.num_return_sequences

@@ -1,11 +1,17 @@
 """Decoding options: one definition serves the Python API and the command line.
 
-Values are checked where the objects are built, and the error names the value.
+Values are checked where the objects are built, and the error names the value: an integer
+option takes an ``int`` (not a bool), a float option a finite number (not nan or infinite).
+Memory is checked when a decode starts (:mod:`dpc_decode.memory`), as it depends on the model.
 
 >>> BeamSearchOptions(num_beams=4, num_return_sequences=5)
 Traceback (most recent call last):
 ...
 dpc_errors.DpcError: `num_return_sequences` (=5) must be at most `num_beams` (=4)
+>>> BeamSearchOptions(length_penalty=float("nan"))
+Traceback (most recent call last):
+...
+dpc_errors.DpcError: `length_penalty` (=nan) has to be a finite number
 """
 
 from __future__ import annotations
@@ -14,13 +20,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpc_decode.errors import DpcError
+from dpc_errors import check_float, check_int
 
 __all__ = ["BeamSearchOptions", "DecodeOptions", "SamplingOptions"]
 
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise DpcError(f"`{name}` (={value!r}) must be an integer >= {minimum}")
+    check_int(name, value, minimum)
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class BeamSearchOptions(DecodeOptions):
         super().__post_init__()
         _positive_int("num_beams", self.num_beams)
         _positive_int("num_return_sequences", self.num_return_sequences)
+        check_float("length_penalty", self.length_penalty)
         if self.num_return_sequences > self.num_beams:
             raise DpcError(
                 f"`num_return_sequences` (={self.num_return_sequences}) must be at most "
@@ -125,7 +132,7 @@ class SamplingOptions(DecodeOptions):
         _positive_int("num_samples", self.num_samples)
         _positive_int("top_k", self.top_k, 0)
         _positive_int("max_rounds", self.max_rounds)
-        if not isinstance(self.temperature, (int, float)) or not self.temperature > 0:
-            raise DpcError(f"`temperature` (={self.temperature!r}) has to be a strictly positive float")
-        if not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
-            raise DpcError(f"`top_p` (={self.top_p!r}) has to be a float in (0, 1]")
+        if self.seed is not None:
+            check_int("seed", self.seed, 0, 2**64 - 1)  # what torch.Generator.manual_seed takes
+        check_float("temperature", self.temperature, 0, open_min=True)
+        check_float("top_p", self.top_p, 0, 1, open_min=True)

@@ -43,6 +43,7 @@ from transformers.generation.logits_process import (
 )
 
 from dpc_decode.errors import DpcError
+from dpc_errors import check_float, check_int
 
 __all__ = ["SCORE_SETTINGS", "ScoreSettings", "StepProcessors", "apply_processors"]
 
@@ -112,6 +113,18 @@ class ScoreSettings:
     begin_suppress_tokens: Sequence[int] | None = None
     renormalize_logits: bool | None = None
     custom: tuple[LogitsProcessor, ...] = ()
+
+    def __post_init__(self) -> None:
+        # the numbers transformers would take on trust: nan or inf would silently empty a search
+        if self.repetition_penalty is not None:
+            check_float("repetition_penalty", self.repetition_penalty, 0, open_min=True)
+        decay = self.exponential_decay_length_penalty
+        if decay is not None:
+            if isinstance(decay, (str, bytes)) or not isinstance(decay, Sequence) or len(decay) != 2:
+                raise DpcError(f"`exponential_decay_length_penalty` (={decay!r}) has to be a "
+                               "pair (start_index, decay_factor)")
+            check_int("exponential_decay_length_penalty[0]", decay[0], 0)
+            check_float("exponential_decay_length_penalty[1]", decay[1])
 
     @classmethod
     def from_config(cls, config: Any, custom: Sequence[LogitsProcessor] | None = None) -> ScoreSettings:

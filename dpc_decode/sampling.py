@@ -34,6 +34,7 @@ from dpc_decode.constraints import TokenizeOptions
 from dpc_decode.fallback import RELAXATIONS, Relaxation
 from dpc_decode.generation_config import score_settings
 from dpc_decode.masks import apply_step_masks, is_eos_token
+from dpc_decode.memory import check_model_fits
 from dpc_decode.model_runner import ModelRunner, scored_runner
 from dpc_decode.options import SamplingOptions
 from dpc_decode.outputs import GeneratedSequence
@@ -211,6 +212,10 @@ def sample(
         model, tokenizer, inputs, constraints, banned, tokenize, eos_token_id, pad_token_id,
         max_input_tokens,
     )
+    batch.check_positions(options.max_new_tokens)
+    longest = max((len(ids) for ids in batch.input_ids), default=0)
+    check_model_fits(model, options.num_samples, longest + options.max_new_tokens, "num_samples",
+                     "samples")  # a size the allocator would refuse: one line, with the estimate
     if options.strict:
         batch.check_feasible(options.max_new_tokens)
     generator = None

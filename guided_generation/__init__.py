@@ -30,7 +30,12 @@ from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import GuidedOptions
 
 if TYPE_CHECKING:
-    from guided_generation.pipeline import GuidedGenerator, GuidedOutput, GuidedResult, guided_generate
+    from guided_generation.pipeline import (
+        GuidedGenerator,
+        GuidedOutput,
+        GuidedResult,
+        guided_generate,
+    )
 
 _LAZY = {name: "guided_generation.pipeline"
          for name in ("GuidedGenerator", "GuidedOutput", "GuidedResult", "guided_generate")}

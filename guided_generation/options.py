@@ -1,6 +1,10 @@
 """Options of the guided-generation pipeline: one definition for the Python API and the CLI.
 
-Values are checked where the object is built, and the error names the value.
+Values are checked where the object is built, and the error names the value: integers are
+``int`` (not bool), floats finite numbers (not nan or infinite; :func:`dpc_errors.check_float`).
+Whether ``num_beams`` fits in memory depends on the model: the pipeline checks it before it
+decodes (:mod:`guided_generation.memory`), and so does the engine
+(:mod:`dpc_decode.memory`).
 
 >>> GuidedOptions(n=300, m=5, k=10).num_beams
 5
@@ -12,6 +16,10 @@ guided_generation.errors.GuidedGenerationError: `m` (=8) must be at most `num_be
 Traceback (most recent call last):
 ...
 guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of nll, pmi, mmr
+>>> GuidedOptions(length_penalty=float("nan"))
+Traceback (most recent call last):
+...
+guided_generation.errors.GuidedGenerationError: `length_penalty` (=nan) has to be a finite number
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Literal
 from causal_mining.pair import Direction
 from causal_mining.pair import check_direction as _check_direction
 from dpc_decode.options import BeamSearchOptions
+from dpc_errors import check_float, check_int
 from guided_generation.errors import GuidedGenerationError
 
 __all__ = ["CONSTRAINT_MODES", "METHODS", "RANKS", "RERANKS", "GuidedOptions", "check_direction",
@@ -67,8 +76,7 @@ def method_names(names: Sequence[str]) -> list[str]:
 
 
 def _check_int(name: str, value: object, minimum: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GuidedGenerationError(f"`{name}` (={value!r}) must be an integer >= {minimum}")
+    check_int(name, value, minimum, error=GuidedGenerationError)
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -168,8 +176,8 @@ class GuidedOptions:
         _check_choice("rank", self.rank, RANKS)
         _check_choice("rerank", self.rerank, RERANKS)
         _check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES)
-        if not isinstance(self.mmr_lambda, (int, float)) or not 0 <= self.mmr_lambda <= 1:
-            raise GuidedGenerationError(f"`mmr_lambda` (={self.mmr_lambda!r}) must be in [0, 1]")
+        check_float("mmr_lambda", self.mmr_lambda, 0, 1, error=GuidedGenerationError)
+        check_float("length_penalty", self.length_penalty, error=GuidedGenerationError)
         if self.template_limit is not None:
             _check_int("template_limit", self.template_limit)
         self.beam_options(self.m)  # the decoding options check themselves

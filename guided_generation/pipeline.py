@@ -18,7 +18,9 @@ what makes N = 300 affordable (``benchmarks/guided/speed.py``).
 
 What happens with awkward input, always said in :attr:`GuidedResult.notes`:
 
-* an input longer than ``max_input_tokens`` is cut to that many tokens;
+* an input longer than ``max_input_tokens`` (or than the model can read, for a model with an
+  absolute position table) is cut to that many tokens, after a whole word where that keeps
+  at least half of them, else inside the word (one long word, CJK text with no space);
 * an input none of whose words the graph knows (or that yields no keyword) falls back to
   unconstrained N-best beam search;
 * an empty input or an unknown direction raises :class:`GuidedGenerationError`.
@@ -52,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
+from dpc_decode.batch import cut_to_tokens, input_token_limit
 from dpc_decode.constraints import TokenizeOptions, tokenize_phrase
 from dpc_decode.generation import generate
 from dpc_decode.rerank import limit_templates, mmr, normalise, rank_by_nll
@@ -231,26 +234,52 @@ class GuidedGenerator:
         """What ends an output: the format's stop tokens, or ``"model"`` (the model's EOS)."""
         return self.input_format.eos_ids(self.tokenizer)
 
-    def prepare_input(self, text: str, max_tokens: int) -> tuple[str, list[str]]:
-        """The input cut to ``max_tokens`` tokens, and a note if it was cut."""
+    def prepare_input(self, text: str, max_tokens: int,
+                      limit: str | None = None) -> tuple[str, list[str]]:
+        """The input cut to ``max_tokens`` tokens, and a note if it was cut.
+
+        The cut falls after a whole word when that keeps at least half of the budget, else
+        inside a word (one long word, a run of CJK text with no space):
+        :func:`dpc_decode.batch.cut_to_tokens`. ``limit`` says in the note what sets the budget
+        (default ``max_input_tokens=...``).
+        """
         if not isinstance(text, str) or not text.strip():
             raise GuidedGenerationError(f"the input {text!r} is empty")
         text = " ".join(text.split())
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        if len(ids) <= max_tokens:
+        count = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        if count <= max_tokens:
             return text, []
-        words = text.split()
-        lo, hi = 1, len(words)  # the most words whose tokens fit (binary search)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if len(self.tokenizer(" ".join(words[:mid]), add_special_tokens=False)["input_ids"]) <= max_tokens:
-                lo = mid
-            else:
-                hi = mid - 1
-        words = words[:lo]
-        cut = " ".join(words)
-        return cut, [(f"the input has {len(ids)} tokens: cut to its first {len(words)} words "
-                      f"(at most max_input_tokens={max_tokens} tokens)")]
+        cut = cut_to_tokens(self.tokenizer, text, max_tokens)
+        if not cut:
+            raise GuidedGenerationError(f"the input cannot be cut to {max_tokens} tokens")
+        kept = len(self.tokenizer(cut, add_special_tokens=False)["input_ids"])
+        limit = limit or f"max_input_tokens={max_tokens}"
+        words = len(cut.split())
+        where = (f"its first {words} words" if text[len(cut):][:1] == " "
+                 else f"its first {kept} tokens, inside a word")
+        return cut, [f"the input has {count} tokens: cut to {where} (at most {limit})"]
+
+    def input_budget(self, direction: str, options: GuidedOptions) -> tuple[int, str]:
+        """How many tokens of the input the pipeline keeps, and what sets that: at most
+        ``options.max_input_tokens``, and no more than the model can read with the prompt's own
+        tokens (and, for a decoder-only model, room for ``max_new_tokens``) when it has an
+        absolute position table (:func:`dpc_decode.batch.input_token_limit`)."""
+        budget, why = options.max_input_tokens, f"max_input_tokens={options.max_input_tokens}"
+        limit = input_token_limit(self.model, options.max_new_tokens)
+        if limit is None:
+            return budget, why
+        causal = not getattr(self.model.config, "is_encoder_decoder", False)
+        reads = f"the model reads {limit} tokens" + (
+            f" beside max_new_tokens={options.max_new_tokens}" if causal else "")
+        frame = len(self.tokenizer(self.prompt("", direction))["input_ids"])
+        if limit - frame < 1:
+            raise GuidedGenerationError(
+                f"{reads}: no room for the input beside the prompt's own {frame}"
+                + (" (lower max_new_tokens)" if causal else ""))
+        if limit - frame < budget:
+            budget = limit - frame
+            why = f"{budget} tokens: {reads}, {frame} of them the prompt's own"
+        return budget, why
 
     def graph_keywords(self, text: str, direction: str, options: GuidedOptions) -> tuple[list[str], list[str]]:
         """The graph's top-N keywords for the input, and the graph's message if any."""
@@ -364,7 +393,7 @@ class GuidedGenerator:
         """
         options = options or GuidedOptions()
         check_direction(direction)
-        text, notes = self.prepare_input(text, options.max_input_tokens)
+        text, notes = self.prepare_input(text, *self.input_budget(direction, options))
         decoded = self._decode(text, direction, options, tuple(constraints), progress, tuple(banned))
         started = time.perf_counter()
         ranked = self.rerank(decoded.merged, text, direction, options)  # merged once, by _decode

@@ -148,7 +148,6 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         from guided_generation.pipeline import GuidedGenerator
         from guided_generation.retrieval import KnnRetriever
         from tasks.copa.generation import (
-            OUT_FILES,
             evaluate_generation,
             format_table,
             model_prefers_correct,
@@ -157,8 +156,7 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         from train.models import DEFAULT_GENERATOR
 
         if args.out:  # before the model is read: a bad folder fails at once
-            check_output_folder(args.out, "--out", markers=OUT_FILES,
-                                command="dpc eval generation")
+            check_output_folder(args.out, "--out", command="dpc eval generation")
         methods = method_names([m.strip() for m in args.methods.split(",") if m.strip()])
         if "knn" in methods and not args.bank:
             raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")

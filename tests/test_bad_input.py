@@ -40,7 +40,7 @@ from causal_mining.pair import CausalPair
 from causal_mining.shards import write_pairs
 from cause_effect_graph.store import MAGIC, save_graph
 from dpc_errors import DpcError
-from dpc_files import RESULTS_FORMAT
+from dpc_files import FOLDER_FORMAT, FOLDER_MARKER, RESULTS_FORMAT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +57,13 @@ COPA = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 # ----------------------------------------------------------------------------- the inputs
+
+#: The files dpc's folder commands write first, or resume from (their names, not dpc's files).
+LOOKALIKE_NAMES = ("manifest.json", "train_config.json", "spm.model", "dpc_generator.json",
+                   "dpc_vocab_trim.json", "causal_bert.json", "generator.json",
+                   "lm_generator_run.json", "report.json", "outputs.jsonl", "oversample.json",
+                   "pool.jsonl", "swag_endings.json", "training_run.json", "cross_encoder.json",
+                   "generator_run.json", "variant_generator.json", "config.json")
 
 
 def small_graph() -> nx.DiGraph:
@@ -126,6 +133,15 @@ def make_env(root: Path) -> dict[str, str]:
     (root / "foreign" / "report.md").write_text("# my report\n", encoding="utf-8")
     (root / "foreign_manifest").mkdir()
     (root / "foreign_manifest" / "manifest.json").write_text('{"mine": true}\n')
+    # a user's folder holding files of the names dpc's commands write: none of them is dpc's
+    (root / "lookalike").mkdir()
+    for name in LOOKALIKE_NAMES:
+        (root / "lookalike" / name).write_text('{"the user\'s": true}\n', encoding="utf-8")
+    # a folder another dpc command wrote (its marker names that command)
+    (root / "mined").mkdir()
+    (root / "mined" / FOLDER_MARKER).write_text(json.dumps(
+        {"format": FOLDER_FORMAT, "command": "dpc mine"}) + "\n", encoding="utf-8")
+    (root / "mined" / "manifest.json").write_text("{}\n", encoding="utf-8")
     (root / "afile.txt").write_text("a file, not a folder\n", encoding="utf-8")
     (root / "corpus").mkdir()
     (root / "corpus" / "a.txt").write_text("We stayed in because it was raining hard.\n")
@@ -383,6 +399,28 @@ CASES: list[Case] = [
     Case("swag filter without a pool", ("swag", "filter", "{missing}", "--out", "{root}/f.jsonl"),
          2, "run `dpc swag oversample` first"),
     Case("serve --port out of range", ("serve", "--port", "99999"), 2, "--port (=99999)"),
+    # folders of files bearing the names dpc writes, but not dpc's: refused, never merged into
+    # (train export used to replace such a folder whole)
+    *(Case(f"{' '.join(argv[:2])} --out a folder of lookalike files", (*argv, "{lookalike}"), 2,
+           "did not write") for argv in (
+        ("mine", "{corpus}", "--workers", "1", "--no-progress", "--out"),
+        ("graph", "build", "{bank}", "--out", "{root}/g.ceg", "--work"),
+        ("eval", "generation", "{copa_xml}", "--methods", "guided", "--out"),
+        ("train", "tokenizer", "--bank", "{bank}", "--out"),
+        ("train", "generator", "--bank", "{bank}", "--tokenizer", "{missing}", "--out"),
+        ("train", "trim-vocab", "--bank", "{bank}", "--no-progress", "--out"),
+        ("train", "export", "--model", "{missing}", "--out"),
+        ("train", "causal-bert", "--bank", "{bank}", "--no-progress", "--out"),
+        ("aflite", "{wg_jsonl}", "--format", "winogrande", "--out"),
+        ("swag", "oversample", "{wg_jsonl}", "--out"),
+        ("inli", "train", "--train", "{bad_csv}", "--out"),
+    )),
+    Case("train export --out the folder of another command", ("train", "export", "--model",
+                                                              "{missing}", "--out", "{mined}"),
+         2, "holds the output of dpc mine, not of dpc train export"),
+    Case("train tokenizer --out the folder of another command",
+         ("train", "tokenizer", "--bank", "{bank}", "--out", "{mined}"), 2,
+         "holds the output of dpc mine, not of dpc train tokenizer"),
 ]
 
 

@@ -49,7 +49,7 @@ import torch
 from torch import nn
 
 from dpc_device import autocast, resolve_device, resolve_dtype
-from dpc_files import check_output_folder
+from dpc_files import check_output_folder, claim_output_folder
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -396,8 +396,7 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     else:
         where = _device(model) if model is not None else torch.device("cpu")
     compute = resolve_dtype(dtype, where, training=True)
-    out = check_output_folder(options.out, "--out", command="dpc train causal-bert",
-                              markers=(RUN_FILE, CHECKPOINT_FILE, LEGACY_CHECKPOINT_FILE))
+    out = check_output_folder(options.out, "--out", command="dpc train causal-bert")
     wanted = {k: v for k, v in asdict(options).items() if k not in RESUMABLE_CHANGES}
     if (out / RUN_FILE).is_file():
         done = json.loads((out / RUN_FILE).read_text(encoding="utf-8"))
@@ -406,6 +405,7 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
                              f"({done['options']}); choose another --out")
         done["reused"] = True
         return CausalBertResult(**done)
+    claim_output_folder(out, "dpc train causal-bert")
     checkpoint = out / CHECKPOINT_FILE
     resumed: dict[str, Any] | None = None
     seconds_before = 0.0

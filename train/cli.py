@@ -287,10 +287,8 @@ def lm_generator_command(args: argparse.Namespace) -> int:
     from causal_mining.errors import MiningError
     from causal_mining.everyday import read_ecare
     from dpc_device import resolve_device
-    from dpc_files import check_output_folder
+    from dpc_files import check_output_folder, claim_output_folder
     from train.cause_effect_lm import (
-        CONFIG_FILE,
-        RUN_FILE,
         LmGeneratorOptions,
         train_cause_effect_lm,
     )
@@ -302,9 +300,8 @@ def lm_generator_command(args: argparse.Namespace) -> int:
                   if f.name != "progress"}
         options = LmGeneratorOptions(**values, progress=not args.no_progress)
         pairs = [pair for path in args.pairs for pair in read_ecare(path)]
-        out = check_output_folder(args.out, "--out",
-                                  markers=[RUN_FILE, CONFIG_FILE],
-                                  command="dpc train lm-generator")
+        out = check_output_folder(args.out, "--out", command="dpc train lm-generator")
+        claim_output_folder(out, "dpc train lm-generator")
         summary = train_cause_effect_lm(pairs, out, options, args.pairs, device=args.device,
                                         dtype=args.dtype)
     except (DpcError, MiningError) as err:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from dpc_files import check_output_folder
+from dpc_files import check_output_folder, claim_output_folder
 from train.errors import TrainError
 from train.generator import count_parameters
 from train.models import load_generator
@@ -74,14 +74,14 @@ def export_generator(model: str | Path, out: str | Path, dtype: str = "float16")
     if target.resolve() == source.resolve():
         raise TrainError(f"export to {str(out)!r} would overwrite the model it reads")
     # only a generator folder (an earlier export) is replaced; a folder of other files is not
-    check_output_folder(target, "--out", markers=("dpc_generator.json",),
-                        command="dpc train export")
+    check_output_folder(target, "--out", command="dpc train export")
     loaded = load_generator(source)
     network = loaded.model.to(DTYPES[dtype])
     target.parent.mkdir(parents=True, exist_ok=True)
     # a new hidden folder beside OUT (never one that was there: an `OUT.tmp` of the user's)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
+        claim_output_folder(tmp, "dpc train export")
         save_weights(network, tmp)
         loaded.tokenizer.save_pretrained(str(tmp))
         info_path = source / "dpc_generator.json"

@@ -20,6 +20,7 @@ from train.errors import TrainError
 from train.models import minilm_tokenizer_path
 from train.options import require_at_least_one
 from train.shared_weights import share_encoder_decoder
+from train.weight_files import require_safetensors
 
 __all__ = ["MINILM", "GeneratorConfig", "build_generator", "build_warm_started",
            "count_parameters", "resolve_warm_start", "t5_config"]
@@ -122,8 +123,10 @@ def build_warm_started(folder: str, seed: int = 0, share: bool = False) -> Any:
     torch.manual_seed(seed)
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the expected "cross-attention newly initialised" report
+    require_safetensors(path, "--warm-start folder", error=TrainError)  # never a pickle
     try:
-        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(
+            path, path, encoder_use_safetensors=True, decoder_use_safetensors=True)
     except (OSError, ValueError) as err:
         raise TrainError(
             f"--warm-start {folder!r}: cannot load a model from {path!r}: {err}"

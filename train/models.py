@@ -30,6 +30,7 @@ from train.data import format_input
 from train.errors import ModelFolderError
 from train.shared_weights import load_weights
 from train.tokenizer import load_tokenizer
+from train.weight_files import require_safetensors
 
 __all__ = [
     "BUNDLED",
@@ -41,9 +42,9 @@ __all__ = [
     "generator_config",
     "load_generator",
     "load_model",
-    "resolve_generator",
     "minilm_tokenizer_path",
     "placeholder_model",
+    "resolve_generator",
 ]
 
 #: The bundled trained generator (a Hugging Face folder).
@@ -138,9 +139,11 @@ def _read_config(path: str | Path) -> Any:
 def load_model(path: str | Path) -> LoadedModel:
     """Load a local Hugging Face model folder (seq2seq or causal LM) and its tokenizer.
 
-    Weights stored in half precision (a ``dpc train export --dtype float16`` bundle) are cast to
-    float32, and a generator whose decoder shares the encoder's weights
-    (:mod:`train.shared_weights`) gets them tied again.
+    Weights are read from safetensors only (:func:`train.weight_files.require_safetensors`: a
+    folder with only ``pytorch_model.bin`` is refused, never unpickled). Weights stored in half
+    precision (a ``dpc train export --dtype float16`` bundle) are cast to float32, and a
+    generator whose decoder shares the encoder's weights (:mod:`train.shared_weights`) gets them
+    tied again.
 
     Raises :class:`~dpc_errors.DpcError` naming the path when it is missing or not a model.
     """
@@ -151,18 +154,20 @@ def _load(path: str | Path, config: Any) -> LoadedModel:
     """:func:`load_model` once the folder's config is read."""
     from safetensors import SafetensorError
 
-    folder = Path(path)
+    folder = require_safetensors(path)  # never a pickle: one line for a pytorch_model.bin
     try:
         if config.is_encoder_decoder:
             model = load_weights(folder, config)
         else:
-            model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True,
+                                                         use_safetensors=True)
         if any(p.dtype in (torch.float16, torch.bfloat16) for p in model.parameters()):
             model = model.float()  # a half-precision export (the bundle): computed in float32
         model = model.eval()
     except (OSError, ValueError, KeyError, RuntimeError, SafetensorError) as err:
         # RuntimeError: torch's own loader; SafetensorError: a truncated or corrupt weights file
-        raise DpcError(f"cannot load a model from {str(path)!r}: {err}") from err
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise DpcError(f"cannot load a model from {str(path)!r}: {reason}") from err
     try:
         tokenizer = load_tokenizer(folder)  # the one loading path (readable WordPiece decoding)
     except ModelFolderError as err:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from dpc_errors import check_float
 from train.data import VARIANTS
 from train.errors import TrainError
 
@@ -76,8 +77,11 @@ class TrainOptions:
         require_at_least_one(self, ("batch_size", "max_steps", "eval_every", "checkpoint_every",
                                     "patience", "dev_examples", "max_source_tokens",
                                     "max_target_tokens"))
-        if not self.lr > 0:
-            raise TrainError(f"`lr` (={self.lr}) must be positive")
+        check_float("lr", self.lr, 0, open_min=True, error=TrainError)
+        check_float("dropout", self.dropout, 0, 1, open_max=True, error=TrainError)
+        check_float("weight_decay", self.weight_decay, 0, error=TrainError)
+        if self.max_minutes is not None:
+            check_float("max_minutes", self.max_minutes, 0, open_min=True, error=TrainError)
         if self.share_weights and self.warm_start is None:
             raise TrainError("--share-weights applies to a warm-started generator (--warm-start)")
         if self.warm_start is not None:
@@ -128,6 +132,6 @@ class CausalBertOptions:
         require_at_least_one(self, ("batch_size", "epochs", "max_tokens", "checkpoint_every"))
         if self.pairs is not None and self.pairs < 2:
             raise TrainError(f"`pairs` (={self.pairs}) must be at least 2 (or None for all)")
-        if self.lr <= 0 or self.margin <= 0 or self.l2 < 0:
-            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive "
-                             f"and `l2` (={self.l2}) not negative")
+        check_float("lr", self.lr, 0, open_min=True, error=TrainError)
+        check_float("margin", self.margin, 0, open_min=True, error=TrainError)
+        check_float("l2", self.l2, 0, error=TrainError)

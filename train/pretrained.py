@@ -175,6 +175,7 @@ def _convert(source: Path, out: Path) -> None:
     transformers.logging.set_verbosity_error()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+        # a GGUF file, not a pickle: read once here, kept as safetensors (train.weight_files)
         model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name)
     except (OSError, ValueError, KeyError, ImportError) as err:
         raise DpcError(f"cannot read the GGUF file {str(source)!r}: {err}") from err

@@ -134,7 +134,8 @@ def load_shared(folder: str | Path, **kwargs: Any) -> Any:
     hf_logging.set_verbosity_error()  # the shared weights are "missing" by design
     try:
         model, info = EncoderDecoderModel.from_pretrained(
-            str(folder), output_loading_info=True, local_files_only=True, **kwargs)
+            str(folder), output_loading_info=True, local_files_only=True,
+            **{**kwargs, "use_safetensors": True})  # never a pickle (train.weight_files)
     finally:
         hf_logging.set_verbosity(verbosity)
     unexpected_missing = sorted(set(info.get("missing_keys", ())) - _stored_once(model))
@@ -165,4 +166,5 @@ def load_weights(folder: str | Path, config: Any = None, **kwargs: Any) -> Any:
         config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
     if is_shared(config):
         return load_shared(folder, **kwargs)
-    return AutoModelForSeq2SeqLM.from_pretrained(str(folder), local_files_only=True, **kwargs)
+    return AutoModelForSeq2SeqLM.from_pretrained(str(folder), local_files_only=True,
+                                                 **{**kwargs, "use_safetensors": True})

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from dpc_files import check_output_folder
+from dpc_files import check_output_folder, claim_output_folder
 from train.errors import ModelFolderError, TrainDataError
 
 __all__ = ["end_token_id", "load_tokenizer", "normalize", "readable_decoding", "target_ids",
@@ -77,15 +77,13 @@ def train_tokenizer(
         The tokenizer, as ``AutoTokenizer`` will load it back.
     """
     import sentencepiece as spm
-    from transformers import T5Tokenizer
 
     if model_type not in ("unigram", "bpe"):
         raise TrainDataError(f"model_type {model_type!r} is not 'unigram' or 'bpe'")
     if vocab_size < 8:
         raise TrainDataError(f"vocab_size (={vocab_size}) must be at least 8")
-    folder = check_output_folder(folder, "--out", markers=("spm.model",),
-                                 command="dpc train tokenizer")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = check_output_folder(folder, "--out", command="dpc train tokenizer")
+    claim_output_folder(folder, "dpc train tokenizer")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.txt"
         n = 0

@@ -41,7 +41,7 @@ import torch
 
 from dpc_device import autocast, resolve_training
 from dpc_errors import DpcError
-from dpc_files import check_output_folder
+from dpc_files import check_output_folder, claim_output_folder
 from train.checkpoint import (
     CheckpointError,
     capture_rng,
@@ -339,15 +339,13 @@ def _checked_tokenizer(options: TrainOptions) -> tuple[Any, bool]:
 def _check_out(options: TrainOptions) -> Path:
     """``OUT`` if it is new, empty or a run folder of this trainer (a ``train_config.json`` or
     a ``checkpoint/``, which is then checked); an :class:`~dpc_files.OutputError` otherwise."""
-    return check_output_folder(options.out, "--out", markers=("train_config.json", "checkpoint"),
-                               command="dpc train generator")
+    return check_output_folder(options.out, "--out", command="dpc train generator")
 
 
 def _claim_output(options: TrainOptions) -> Path:
     """``OUT``, created; its ``train_config.json`` written (a run already there must have the
     same options, budgets aside). A folder of other files is refused untouched."""
-    out = _check_out(options)
-    out.mkdir(parents=True, exist_ok=True)
+    out = claim_output_folder(_check_out(options), "dpc train generator")
     config_path = out / "train_config.json"
     if config_path.exists():
         _check_same_options(config_path, options)

@@ -40,10 +40,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dpc_files import check_output_folder
+from dpc_files import check_output_folder, claim_output_folder
 from train.errors import TrainDataError, TrainError
 from train.generator import count_parameters, resolve_warm_start
 from train.tokenizer import load_tokenizer
+from train.weight_files import require_safetensors
 
 __all__ = ["TrimResult", "trim_vocabulary"]
 
@@ -109,7 +110,7 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
 
     if min_count < 1:
         raise TrainError(f"min_count (={min_count}) must be at least 1")
-    check_output_folder(out, "--out", markers=(RECORD,), command="dpc train trim-vocab")
+    check_output_folder(out, "--out", command="dpc train trim-vocab")
     path = resolve_warm_start(str(model))
     tokenizer = load_tokenizer(path)
     if not isinstance(tokenizer, BertTokenizer):
@@ -149,8 +150,9 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     new_id = {old: new for new, old in enumerate(kept)}
     new_vocab = {by_id[old]: new for old, new in new_id.items()}
 
+    require_safetensors(path, error=TrainError)  # never a pickle
     try:
-        encoder = AutoModel.from_pretrained(path, local_files_only=True)
+        encoder = AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True)
     except (OSError, ValueError) as err:
         raise TrainError(f"cannot load a model from {path!r}: {err}") from err
     before = count_parameters(encoder)
@@ -194,6 +196,7 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     # written whole beside OUT, then renamed: an interrupted run leaves no half folder
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
     try:
+        claim_output_folder(tmp, "dpc train trim-vocab")
         encoder.save_pretrained(str(tmp))
         trimmed.save_pretrained(str(tmp))
         result = TrimResult(str(model), str(folder), len(vocab), len(kept), min_count,

@@ -70,8 +70,8 @@ def main() -> int:
     result["example_babies_cry_cause_mix"] = candidates(
         G, "babies cry", "cause", 15, rank="mix").keywords
     if Path(args.copa).is_file():
-        from tasks.copa.graph import CausalStrengthScorer, PmiScorer
         from tasks.copa import accuracy, read_copa
+        from tasks.copa.graph import CausalStrengthScorer, PmiScorer
 
         items = read_copa(args.copa)
         strength = CausalStrengthScorer(G)

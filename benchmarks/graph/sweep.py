@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> int:
     from cause_effect_graph.build import count_lemma_files, counts_to_graph
-    from tasks.copa.graph import CausalStrengthScorer, PmiScorer
     from cause_effect_graph.store import load_graph, save_graph
     from tasks.copa import accuracy, read_copa
+    from tasks.copa.graph import CausalStrengthScorer, PmiScorer
 
     p = argparse.ArgumentParser()
     p.add_argument("work")

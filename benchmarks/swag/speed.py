@@ -25,8 +25,8 @@ import torch
 
 import dpc_decode
 import dpc_decode.sampling as sampling_module
-from tasks.datasets import read_multiple_choice
 from dpc_decode.model_runner import ModelRunner
+from tasks.datasets import read_multiple_choice
 from tasks.swag.ending_model import (
     context_split,
     end_token_ids,

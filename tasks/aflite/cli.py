@@ -30,7 +30,8 @@ from dpc_errors import DpcError
 
 __all__ = ["OUT_FILES", "add_aflite_parser", "aflite_command", "run_aflite"]
 
-#: The files that make a folder the output of ``dpc aflite`` (the cache is made first).
+#: The files ``dpc aflite`` writes in its folder, besides the marker that makes it ours
+#: (:func:`dpc_files.claim_output_folder`).
 OUT_FILES = ("report.json", "aflite-cache")
 
 
@@ -114,7 +115,7 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     from causal_mining.shards import write_json
-    from dpc_files import check_output_folder
+    from dpc_files import check_output_folder, claim_output_folder
     from tasks.aflite.algorithm import (
         aflite,
         check_embeddings,
@@ -127,7 +128,7 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
     from tasks.aflite.measures import figure, measure_set
 
     device = check_arguments(args, training=True)  # before anything is read or written
-    out = check_output_folder(args.out, "--out", markers=OUT_FILES, command="dpc aflite")
+    out = check_output_folder(args.out, "--out", command="dpc aflite")
     instances = load_instances(args.file, args.format, args.view)
     options = EmbeddingOptions(encoder=args.encoder, finetune=args.finetune, epochs=args.epochs,
                                max_length=args.max_length, max_minutes=args.max_minutes,
@@ -139,7 +140,7 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
     check_parameters(embedded_size, args.n, m if args.m is None else args.m,
                      k if args.k is None else args.k, args.tau)
     started = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
+    claim_output_folder(out, "dpc aflite")
     cache = Path(args.cache) if args.cache else out / "aflite-cache"
     cache.mkdir(parents=True, exist_ok=True)
     embedded = embed_instances(instances, options, cache, progress=True, device=device,

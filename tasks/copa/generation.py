@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from cause_effect_graph.lemmas import default_lemmatizer
-from dpc_files import OutputError, ResultsFile, check_output_folder
+from dpc_files import OutputError, ResultsFile, check_output_folder, claim_output_folder
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
 from guided_generation.options import GuidedOptions
@@ -80,7 +80,7 @@ def _gold(item: CopaItem) -> str:
     return as_clause(item.alternatives[item.answer - 1])
 
 
-#: The folder's files: ``outputs.jsonl`` is written first, so it marks the folder as ours.
+#: The folder's files, besides the marker that makes it ours (:func:`dpc_files.claim_output_folder`).
 OUT_FILES = ("outputs.jsonl", "scores.json", "table.md")
 
 
@@ -143,9 +143,8 @@ def evaluate_generation(
     done: dict[tuple[str, str], dict[str, Any]] = {}
     results = None
     if log_path is not None:
-        check_output_folder(out, "--out", markers=OUT_FILES,  # type: ignore[arg-type]
-                            command="dpc eval generation")
-        log_path.parent.mkdir(parents=True, exist_ok=True)  # a new or empty folder, or ours
+        check_output_folder(out, "--out", command="dpc eval generation")  # type: ignore[arg-type]
+        claim_output_folder(out, "dpc eval generation")  # type: ignore[arg-type]
         signature = {k: v for k, v in asdict(options).items() if k != "batch_rows"}
         results = ResultsFile(log_path, "dpc eval generation",
                               {**signature, "seed": seed, **(run or {})}, option="--out")

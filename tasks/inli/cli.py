@@ -107,15 +107,14 @@ def _read(path: str, limit: int | None) -> Any:
 
 def train_command(args: argparse.Namespace) -> int:
     """Train and save; print the dev accuracy and the training time."""
-    from dpc_files import check_output_folder
+    from dpc_files import check_output_folder, claim_output_folder
     from tasks.errors import TaskError
     from tasks.inli.classifier import train_classifier
-    from train.cross_encoder import CONFIG_FILE, RUN_FILE, CrossEncoderOptions
+    from train.cross_encoder import CrossEncoderOptions
 
     try:
         device = check_arguments(args, training=True)  # before anything is read or written
-        out = check_output_folder(args.out, "--out", markers=[RUN_FILE, CONFIG_FILE],
-                                  command="dpc inli train")
+        out = check_output_folder(args.out, "--out", command="dpc inli train")
         if not Path(args.train).is_file():
             raise TaskError(f"--train {args.train!r} does not exist")
         rows = _read(args.train, args.limit)
@@ -123,6 +122,7 @@ def train_command(args: argparse.Namespace) -> int:
             encoder=args.encoder, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
             max_length=args.max_length, seed=args.seed, max_minutes=args.max_minutes,
             eval_every=args.eval_every, init_from=args.init_from)
+        claim_output_folder(out, "dpc inli train")
         clf = train_classifier(rows, out, options, hypothesis_only=args.hypothesis_only,
                                dev_fraction=args.dev_fraction, split_seed=args.split_seed,
                                device=device, dtype=args.dtype)

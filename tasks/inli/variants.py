@@ -534,7 +534,7 @@ def _fail(err: Exception) -> int:
 def variants_command(args: argparse.Namespace) -> int:
     """Generate variants for one premise (printed) or a file (JSON lines), or train."""
     from causal_mining.shards import atomic_open
-    from dpc_files import check_output_file, check_output_folder
+    from dpc_files import check_output_file, check_output_folder, claim_output_folder
     from tasks.datasets import read_inli
 
     try:
@@ -543,11 +543,11 @@ def variants_command(args: argparse.Namespace) -> int:
         if args.train:
             if not args.out:
                 raise TaskError("--train needs --out (the generator folder)")
-            out = check_output_folder(args.out, "--out", markers=[RUN_FILE, CONFIG_FILE],
-                                      command="dpc inli variants --train")
+            out = check_output_folder(args.out, "--out", command="dpc inli variants --train")
             data = read_inli(args.train)
             if data.skipped:
                 print(f"skipped {len(data.skipped)} row(s) with an empty premise or hypothesis")
+            claim_output_folder(out, "dpc inli variants --train")
             summary = train_generator(data.rows, out, GeneratorTrainOptions(
                 max_minutes=args.max_minutes, max_premises=args.max_premises,
                 batch_size=args.batch_size, seed=args.seed), device=device, dtype=args.dtype)

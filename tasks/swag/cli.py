@@ -127,7 +127,7 @@ def oversample_command(args: argparse.Namespace) -> int:
         from dpc_files import check_output_folder
         from tasks.datasets import read_multiple_choice
         from tasks.swag.ending_model import BUNDLED_ENDING_MODEL, context_split, load_ending_model
-        from tasks.swag.oversample import POOL, SETTINGS, OversampleOptions, oversample
+        from tasks.swag.oversample import OversampleOptions, oversample
 
         options = OversampleOptions(
             per_context=args.per_context, temperature=args.temperature, top_p=args.top_p,
@@ -135,8 +135,7 @@ def oversample_command(args: argparse.Namespace) -> int:
             contexts_per_batch=args.contexts_per_batch,
             constrain_context=args.constrain_context, seed=args.seed, limit=args.limit)
         device = check_arguments(args)
-        check_output_folder(args.out, "--out", markers=[SETTINGS, POOL],
-                            command="dpc swag oversample")  # before reading or loading
+        check_output_folder(args.out, "--out", command="dpc swag oversample")  # before reading or loading
         items = read_multiple_choice(args.contexts)
         if args.split != "all":
             items = [it for it in items if context_split(it.ctx) == args.split]

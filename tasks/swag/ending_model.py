@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from causal_mining.shards import write_json
-from dpc_files import check_output_folder
+from dpc_files import check_output_folder, claim_output_folder
 from tasks.errors import TaskError
 
 if TYPE_CHECKING:
@@ -274,8 +274,8 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     from train.models import DEFAULT_MODEL_DIR
     from train.trainer import TrainOptions, train_generator
 
-    folder = check_output_folder(out, "--out", markers=[MARKER], command="dpc swag train-endings")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = check_output_folder(out, "--out", command="dpc swag train-endings")
+    claim_output_folder(folder, "dpc swag train-endings")
     marker = folder / MARKER
     if not marker.exists():
         write_json(marker, {"status": "training"})
@@ -307,9 +307,8 @@ def _train_lora(items: Iterable[ContextItem], out: str | Path, *, base: str, max
     if base not in PRETRAINED and not Path(base).is_dir():
         raise TaskError(f"--base {base!r} is neither 'bundled', a pretrained model "
                         f"({', '.join(PRETRAINED)}) nor a model folder")
-    folder = check_output_folder(out, "--out", markers=[MARKER, RUN_FILE],
-                                 command="dpc swag train-endings")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = check_output_folder(out, "--out", command="dpc swag train-endings")
+    claim_output_folder(folder, "dpc swag train-endings")
     train, dev, counts = lora_examples(items)
     if not train:
         raise TaskError("no training examples: no 'lm' context with a gold ending of 2+ words")

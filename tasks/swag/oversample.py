@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from causal_mining.shards import write_json
-from dpc_files import check_output_folder
+from dpc_errors import check_float, check_int
+from dpc_files import check_output_folder, claim_output_folder
 from tasks.errors import TaskError
 from tasks.swag.ending_model import end_token_ids, ending_prompt, normalise_ending
 
@@ -73,11 +74,9 @@ class OversampleOptions:
     def __post_init__(self) -> None:
         for name in ("per_context", "max_new_tokens", "max_rounds", "contexts_per_batch",
                      "max_lemmas"):
-            if getattr(self, name) < 1:
-                raise TaskError(f"`{name}` (={getattr(self, name)}) must be at least 1")
-        if not self.temperature > 0 or not 0 < self.top_p <= 1:
-            raise TaskError(f"`temperature` (={self.temperature}) must be > 0 and `top_p` "
-                            f"(={self.top_p}) in (0, 1]")
+            check_int(name, getattr(self, name), 1, error=TaskError)
+        check_float("temperature", self.temperature, 0, open_min=True, error=TaskError)
+        check_float("top_p", self.top_p, 0, 1, open_min=True, error=TaskError)
 
 
 @dataclass(frozen=True)
@@ -192,9 +191,8 @@ def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any
     import dpc_decode
     from train.metrics import sequence_log_probs
 
-    folder = check_output_folder(out, "--out", markers=[SETTINGS, POOL],
-                                 command="dpc swag oversample")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = check_output_folder(out, "--out", command="dpc swag oversample")
+    claim_output_folder(folder, "dpc swag oversample")
     settings = {**asdict(options), "model": model_name}
     _claim(folder, settings)
     pool_path = folder / POOL

@@ -17,11 +17,11 @@ from cause_effect_graph.cooccurrence import (
     save_counts,
     window_pmi,
 )
-from cause_effect_graph.lemmas import dictionary_lemmas as content_lemmas
-from tasks.copa.window import GraphWindowScorer, WindowPmiScorer
 from cause_effect_graph.errors import GraphError
+from cause_effect_graph.lemmas import dictionary_lemmas as content_lemmas
 from cli import main as dpc_main
 from tasks.copa import CopaItem, accuracy
+from tasks.copa.window import GraphWindowScorer, WindowPmiScorer
 
 from .conftest import COPA_DEV
 

@@ -56,7 +56,7 @@ def test_seed_makes_draws_reproducible():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"temperature": 0.0}, r"`temperature` \(=0.0\) has to be a strictly positive float"),
+        ({"temperature": 0.0}, r"`temperature` \(=0.0\) has to be a finite number > 0"),
         ({"top_p": 1.5}, r"`top_p` \(=1.5\)"),
         ({"num_samples": 0}, r"`num_samples` \(=0\)"),
     ],

@@ -44,3 +44,36 @@ def paper_options(**values: object) -> GuidedOptions:
 def generator() -> GuidedGenerator:
     m = placeholder_model()
     return GuidedGenerator(m.model, m.tokenizer, toy_graph(), lemmatizer=toy_lemmatizer)
+
+
+def bert2bert(positions: int = 64, seed: int = 0) -> tuple[object, object]:
+    """``(model, tokenizer)``: a tiny untrained bert2bert on the placeholder's WordPiece
+    vocabulary, the bundled generator's architecture, whose learned position tables hold
+    ``positions`` tokens (the bundled one's 512): what an over-long input crashes on."""
+    import torch
+    from transformers import BertConfig, BertLMHeadModel, BertModel, EncoderDecoderModel
+
+    tokenizer = placeholder_model().tokenizer
+
+    def config(**values: object) -> BertConfig:
+        return BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1,
+                          num_attention_heads=2, intermediate_size=64,
+                          max_position_embeddings=positions, pad_token_id=tokenizer.pad_token_id,
+                          **values)
+
+    torch.manual_seed(seed)
+    model = EncoderDecoderModel(
+        encoder=BertModel(config(), add_pooling_layer=False),
+        decoder=BertLMHeadModel(config(is_decoder=True, add_cross_attention=True))).eval()
+    for settings in (model.config, model.generation_config):
+        settings.decoder_start_token_id = tokenizer.cls_token_id
+        settings.eos_token_id = tokenizer.sep_token_id
+        settings.pad_token_id = tokenizer.pad_token_id
+    return model, tokenizer
+
+
+@pytest.fixture(scope="session")
+def bert2bert_generator() -> GuidedGenerator:
+    """The pipeline over :func:`bert2bert` (64 positions) and the toy graph."""
+    model, tokenizer = bert2bert()
+    return GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=toy_lemmatizer)

@@ -8,14 +8,13 @@ from dataclasses import replace
 
 import pytest
 
-from tests.guided_generation.conftest import paper_options
-
 from dpc_errors import DpcError
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.errors import GuidedGenerationError
-from tasks.copa.generation import evaluate_generation, format_table, model_prefers_correct
 from guided_generation.retrieval import KnnRetriever
 from tasks.copa import CopaItem
+from tasks.copa.generation import evaluate_generation, format_table, model_prefers_correct
+from tests.guided_generation.conftest import paper_options
 
 from .conftest import toy_lemmatizer
 

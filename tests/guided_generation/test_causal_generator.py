@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-from tokenizers import Tokenizer, models, pre_tokenizers, decoders
 
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import GuidedOptions

@@ -19,7 +19,7 @@ from guided_generation.options import GuidedOptions, check_direction
         ({"rank": "pagerank"}, r"`rank` \(='pagerank'\) is not one of weight, strength"),
         ({"rerank": "bleu"}, r"`rerank` \(='bleu'\) is not one of nll, pmi, mmr"),
         ({"constraint_mode": "and"}, r"`constraint_mode` \(='and'\) is not one of combine"),
-        ({"mmr_lambda": 1.5}, r"`mmr_lambda` \(=1.5\) must be in \[0, 1\]"),
+        ({"mmr_lambda": 1.5}, r"`mmr_lambda` \(=1.5\) has to be a finite number in \[0, 1\]"),
         ({"batch_rows": 0}, r"`batch_rows` \(=0\)"),
         ({"max_new_tokens": 0}, r"`max_new_tokens` \(=0\)"),  # checked by the engine's options
     ],

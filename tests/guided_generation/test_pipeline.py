@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.guided_generation.conftest import paper_options
-
 from dpc_decode import satisfies
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import keyword_set
 from guided_generation.pipeline import GuidedGenerator
+from tests.guided_generation.conftest import paper_options
 
 SMALL = {"m": 3, "k": 6, "max_new_tokens": 8}
 

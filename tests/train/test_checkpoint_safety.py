@@ -22,6 +22,7 @@ from safetensors.torch import load_file, save_file
 
 from cli import main as dpc_main
 from dpc_errors import DpcError
+from dpc_files import claim_output_folder
 from train import causal_bert as cb
 from train.checkpoint import (
     CheckpointError,
@@ -262,8 +263,8 @@ def test_cli_generator_refuses_a_planted_checkpoint(tiny_bank: Path, tiny_tokeni
                                                     capsys: pytest.CaptureFixture) -> None:
     marker = tmp_path / "marker"
     for name in (LEGACY_STATE_FILE, STATE_FILE):
-        out = tmp_path / name
-        planted = _plant(out / "checkpoint" / name, marker, "torch")
+        out = claim_output_folder(tmp_path / name, "dpc train generator")  # a run folder...
+        planted = _plant(out / "checkpoint" / name, marker, "torch")  # ...with a planted file
         code = dpc_main(["train", "generator", "--bank", str(tiny_bank), "--tokenizer",
                          str(tiny_tokenizer), "--out", str(out), "--no-progress"])
         err = capsys.readouterr().err
@@ -328,6 +329,7 @@ def test_causal_bert_resumes_to_bit_identical_weights(tiny_bank: Path, tmp_path:
 def test_causal_bert_refuses_a_planted_checkpoint(tiny_bank: Path, tmp_path: Path, name: str,
                                                   words: str) -> None:
     marker = tmp_path / "marker"
+    claim_output_folder(tmp_path / "cb", "dpc train causal-bert")  # a run folder, planted in
     planted = _plant(tmp_path / "cb" / name, marker, "torch")
     _refused(lambda: cb.continue_training(_cb_options(tiny_bank, tmp_path / "cb"),
                                           *_tiny_causal_bert()),
@@ -348,7 +350,7 @@ def test_cli_causal_bert_refuses_a_planted_checkpoint(tiny_bank: Path, tmp_path:
                                                       capsys: pytest.CaptureFixture) -> None:
     marker = tmp_path / "marker"
     for name in (cb.LEGACY_CHECKPOINT_FILE, cb.CHECKPOINT_FILE):
-        out = tmp_path / name
+        out = claim_output_folder(tmp_path / name, "dpc train causal-bert")
         planted = _plant(out / name, marker, "torch")
         code = dpc_main(["train", "causal-bert", "--bank", str(tiny_bank), "--out", str(out),
                          "--no-progress"])

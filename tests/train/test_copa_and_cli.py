@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 from tasks.copa import CopaItem, accuracy, decide_all, make_scorer
-from train.cli import main
 from tasks.copa.dataset import as_clause
 from tasks.copa.generator import GeneratorScorer
+from train.cli import main
 from train.errors import TrainError
 from train.metrics import sequence_log_probs
 from train.trainer import TrainOptions, train_generator

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.copa.graph import CausalStrengthScorer, PmiScorer
 from tasks.copa import CopaItem, accuracy, make_scorer, read_copa
+from tasks.copa.graph import CausalStrengthScorer, PmiScorer
 
 from .conftest import COPA_DEV, bundled_or_skip
 

@@ -95,7 +95,12 @@ def test_lora_ending_model_trains_loads_and_oversamples(tmp_path, tiny_lm):
 def test_the_bundled_ending_model_is_a_safetensors_lora_adapter():
     import json
 
-    from tasks.swag.ending_model import ADAPTER_FILE, BUNDLED_ENDING_MODEL, MARKER, is_ending_adapter
+    from tasks.swag.ending_model import (
+        ADAPTER_FILE,
+        BUNDLED_ENDING_MODEL,
+        MARKER,
+        is_ending_adapter,
+    )
     from train.checkpoint import check_safetensors
 
     assert is_ending_adapter(BUNDLED_ENDING_MODEL)
