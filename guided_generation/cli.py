@@ -153,10 +153,12 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     add_device_arguments(p)
     p.add_argument("--json", action="store_true", help="one JSON object per input")
     p.add_argument("--out", default=None, metavar="PATH",
-                   help="append JSON lines here; a re-run skips the inputs already written "
-                   "(only to a file dpc generate wrote for the same inputs)")
+                   help="append JSON lines here, after a header line naming the run; a re-run "
+                   "of the same run skips the inputs already written (any other file is "
+                   "refused)")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace an existing --out file instead of resuming it")
+                   help="replace an existing --out file instead of resuming it (the new file "
+                   "is written beside it and renamed when the run ends)")
     p.set_defaults(func=generate_command, interrupted=interrupted_note)
     return p
 

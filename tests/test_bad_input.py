@@ -633,7 +633,12 @@ def test_bad_input_python_api(name: str, call: Callable[[dict[str, str]], object
 
 
 def test_the_table_is_large_and_covers_every_command() -> None:
-    assert len(CASES) + len(API_CASES) >= 40
+    # with its siblings: numbers and graph headers (test_bad_input_values), and the HTTP API's
+    # table (tests/serve/test_bad_requests.py)
+    from tests import test_bad_input_values as values
+
+    assert len(CASES) + len(API_CASES) + len(OTHER_RUNS) >= 100
+    assert len(values.CASES) + len(values.API_CASES) >= 60
     groups = ("graph", "eval", "train", "inli", "swag")  # commands with subcommands
     firsts = {" ".join(c.argv[:2]) if c.argv[0] in groups else c.argv[0] for c in CASES}
     assert {"generate", "mine", "graph build", "graph show", "graph query", "graph stats",
