@@ -58,14 +58,14 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from dpc_errors import DpcError
 
 __all__ = ["FOLDER_FORMAT", "FOLDER_MARKER", "RESULTS_FORMAT", "OutputError", "ResultsFile",
-           "check_output_file", "check_output_folder", "check_writable_folder",
-           "claim_output_folder", "file_digest", "folder_owner", "read_results",
-           "run_difference", "text_digest"]
+           "atomic_open", "atomic_write_bytes", "check_output_file", "check_output_folder",
+           "check_writable_folder", "claim_output_folder", "file_digest", "folder_owner",
+           "read_json", "read_results", "run_difference", "text_digest", "write_json"]
 
 
 class OutputError(DpcError):
@@ -207,6 +207,60 @@ def claim_output_folder(path: str | os.PathLike[str], command: str,
         handle.write("\n")
     _publish(tmp, folder / FOLDER_MARKER, replace=True)
     return folder
+
+
+# ----------------------------------------------------------------------------- atomic writes
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``path`` for writing (``mode`` ``"w"``: UTF-8 text with
+    ``\\n`` line ends, or ``"wb"``); when the block ends without an error it is flushed to disk
+    and renamed onto ``path``, so a reader sees the old file or the new one, whole, never a part
+    (else it is removed). The folder is created if needed; the file gets the permissions
+    ``open`` gives a new file.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "sub" / "notes.txt"
+    >>> with atomic_open(path) as handle:
+    ...     _ = handle.write("whole or not at all\\n")
+    >>> path.read_text()
+    'whole or not at all\\n'
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open writes a new file: mode (={mode!r}) must be 'w' or 'wb'")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        text = {"encoding": "utf-8", "newline": "\n"} if mode == "w" else {}
+        with os.fdopen(fd, mode, **text) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        _publish(tmp, path, replace=True)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`)."""
+    with atomic_open(path, "wb") as handle:
+        handle.write(data)
+
+
+def write_json(path: str | os.PathLike[str], value: Any) -> None:
+    """Write ``value`` as JSON atomically (sorted keys, so equal values give equal bytes)."""
+    with atomic_open(path) as handle:
+        json.dump(value, handle, indent=1, sort_keys=True)
+        handle.write("\n")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Read a JSON file (one :func:`write_json` wrote)."""
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 # ----------------------------------------------------------------------------- results files

@@ -31,8 +31,7 @@ from typing import Any
 
 from causal_mining.errors import ResumeError
 from causal_mining.options import MineOptions
-from causal_mining.shards import read_json, write_json
-from dpc_files import claim_output_folder
+from dpc_files import claim_output_folder, read_json, write_json
 
 __all__ = ["MANIFEST", "code_fingerprint", "manifest_for", "check_or_write_manifest"]
 

@@ -8,7 +8,8 @@ so do the local and the Spark engine.
 Examples
 --------
 >>> import tempfile, pathlib
->>> from causal_mining.shards import write_pairs, write_json
+>>> from causal_mining.shards import write_pairs
+>>> from dpc_files import write_json
 >>> out = pathlib.Path(tempfile.mkdtemp())
 >>> p = CausalPair("it rained", "we stayed in", "because", "EPC", "EXPLANATION", "x:1", "-")
 >>> for i in range(2):

@@ -38,7 +38,7 @@ from typing import IO
 from causal_mining.errors import BankFormatError
 from causal_mining.pair import CausalPair
 from causal_mining.readers import open_decompressed
-from causal_mining.shards import atomic_open
+from dpc_files import atomic_open
 
 __all__ = ["MODES", "read_release", "write_release"]
 

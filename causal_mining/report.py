@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from causal_mining.merge import MergeResult
-from causal_mining.shards import atomic_open, read_json, write_json
 from causal_mining.worker import part_folder
+from dpc_files import atomic_open, read_json, write_json
 
 __all__ = ["build_report", "render_markdown", "write_report"]
 

@@ -1,9 +1,9 @@
-"""CausalBank shard files: atomic writes, TSV reading and writing, sharded output.
+"""CausalBank shard files: TSV reading and writing, sharded output.
 
 A shard is a UTF-8 TSV file with a header row naming the columns of
 :data:`causal_mining.pair.COLUMNS` (cause, effect, pattern, class, category, source, sentence).
 Every file is written to a temporary name in the same folder, flushed to disk and renamed, so a
-reader (or a resumed run) sees a complete file or none.
+reader (or a resumed run) sees a complete file or none (:func:`dpc_files.atomic_open`).
 
 Examples
 --------
@@ -19,21 +19,15 @@ True
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
 
 from causal_mining.errors import BankFormatError
 from causal_mining.pair import COLUMNS, CausalPair
+from dpc_files import atomic_open
 
 __all__ = [
-    "atomic_open",
-    "write_json",
-    "read_json",
     "write_pairs",
     "read_pairs",
     "ShardWriter",
@@ -43,35 +37,6 @@ __all__ = [
 
 HEADER = "\t".join(COLUMNS) + "\n"
 _CLEAN = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
-
-
-@contextmanager
-def atomic_open(path: Path) -> Iterator[IO[str]]:
-    """Open a temporary file next to ``path`` for writing; rename it onto ``path`` on success."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json(path: Path, value: Any) -> None:
-    """Write ``value`` as JSON atomically (sorted keys, so equal values give equal bytes)."""
-    with atomic_open(path) as handle:
-        json.dump(value, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-
-
-def read_json(path: Path) -> Any:
-    """Read a JSON file written by :func:`write_json`."""
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
 
 
 def _row(pair: CausalPair) -> str:

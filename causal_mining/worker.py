@@ -40,8 +40,9 @@ from causal_mining.pair import CausalPair
 from causal_mining.patterns import PRESCAN
 from causal_mining.readers import Document, ReadStats, read_documents
 from causal_mining.sentences import count_sentences, normalise_space, split_sentences
-from causal_mining.shards import read_json, write_json, write_pairs
+from causal_mining.shards import write_pairs
 from causal_mining.tagging import Tagger
+from dpc_files import read_json, write_json
 
 __all__ = ["mine_file", "part_folder", "process_batch"]
 

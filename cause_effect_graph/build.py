@@ -48,13 +48,13 @@ import numpy as np
 
 from causal_mining.readers import open_decompressed
 from causal_mining.release import MODES
-from causal_mining.shards import atomic_open, bank_files, read_json, read_pairs, write_json
+from causal_mining.shards import bank_files, read_pairs
 from causal_mining.spark_runner import spark_python_env
 from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from cause_effect_graph.store import digraph_from_arrays
-from dpc_files import claim_output_folder
+from dpc_files import atomic_open, claim_output_folder, read_json, write_json
 
 if TYPE_CHECKING:
     from cause_effect_graph.everyday import EverydaySource

@@ -47,7 +47,7 @@ from pathlib import Path
 from causal_mining.readers import ReadStats, expand_inputs, read_documents
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import dictionary_lemmas, is_stop_word, text_words, word_lemma
-from cause_effect_graph.store import atomic_write_bytes
+from dpc_files import atomic_write_bytes
 
 __all__ = [
     "COUNTS_FORMAT",

@@ -66,11 +66,11 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
-from causal_mining.shards import atomic_open
 from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.build import EdgeCounts, count_lemma_pairs, merge_counts
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
+from dpc_files import atomic_open
 
 __all__ = [
     "DEFAULT_WEIGHTS",

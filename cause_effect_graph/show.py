@@ -20,7 +20,7 @@ from typing import Any
 import networkx as nx
 
 from cause_effect_graph.errors import GraphError
-from cause_effect_graph.store import atomic_write_bytes
+from dpc_files import atomic_write_bytes
 
 __all__ = ["draw_neighbourhood", "neighbourhood"]
 

@@ -76,9 +76,9 @@ import networkx as nx
 import numpy as np
 
 from causal_mining.readers import open_decompressed
-from causal_mining.shards import atomic_open
 from cause_effect_graph.errors import GraphFormatError, GraphVersionError
 from dpc_errors import DpcError, check_int
+from dpc_files import atomic_open, atomic_write_bytes
 
 __all__ = [
     "DEFAULT_GRAPH",
@@ -189,23 +189,6 @@ def _int64_column(values: list[Any], what: str) -> np.ndarray:
             raise GraphFormatError(f"{what} (={value!r}) is not an integer a graph file holds "
                                    f"(-2**63 to {MAX_COUNT})")
     raise GraphFormatError(f"{what}s are not integers a graph file holds")  # pragma: no cover
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _read_header(path: Path, handle: io.BufferedReader) -> dict[str, Any]:

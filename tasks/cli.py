@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from causal_mining.shards import atomic_open
 from dpc_device import add_device_arguments, resolve_device
 from dpc_errors import DpcError
-from dpc_files import check_output_file, check_output_folder
+from dpc_files import atomic_open, check_output_file, check_output_folder
 from guided_generation.cli import generator_run
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, method_names

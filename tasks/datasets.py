@@ -48,8 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from causal_mining.shards import atomic_open
-from dpc_files import check_output_file
+from dpc_files import atomic_open, check_output_file
 from tasks.errors import DatasetError
 
 __all__ = ["INLI_COLUMNS", "INLI_LABELS", "InliData", "InliRow", "MultipleChoiceItem",

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from causal_mining.shards import write_json
+from dpc_files import write_json
 from train.errors import TrainConfigError, TrainDataError, TrainError
 from train.lora import LoraOptions
 

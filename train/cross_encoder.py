@@ -48,8 +48,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from causal_mining.shards import write_json
 from dpc_device import autocast, place, resolve_training
+from dpc_files import write_json
 from train.checkpoint import (
     CheckpointError,
     capture_rng,

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from causal_mining.shards import write_json
+from dpc_files import write_json
 from train.errors import TrainConfigError, TrainError
 
 __all__ = ["LORA_TARGETS", "LoraFiles", "LoraOptions", "attach_lora", "check_run", "load_base",

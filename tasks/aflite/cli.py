@@ -114,8 +114,7 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
 
     import numpy as np
 
-    from causal_mining.shards import write_json
-    from dpc_files import check_output_folder, claim_output_folder
+    from dpc_files import check_output_folder, claim_output_folder, write_json
     from tasks.aflite.algorithm import (
         aflite,
         check_embeddings,

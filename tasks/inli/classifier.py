@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from causal_mining.shards import write_json
+from dpc_files import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
 

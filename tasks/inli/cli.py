@@ -163,8 +163,7 @@ def eval_command(args: argparse.Namespace) -> int:
 
 def predict_command(args: argparse.Namespace) -> int:
     """Read JSON lines, write them back with ``label`` and ``probabilities``."""
-    from causal_mining.shards import atomic_open
-    from dpc_files import check_output_file
+    from dpc_files import atomic_open, check_output_file
     from tasks.datasets import INLI_LABELS
     from tasks.errors import DatasetError
     from tasks.inli.classifier import InliClassifier

@@ -60,9 +60,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from causal_mining.shards import write_json
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
+from dpc_files import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
 from train.lora import LoraOptions
@@ -533,8 +533,7 @@ def _fail(err: Exception) -> int:
 
 def variants_command(args: argparse.Namespace) -> int:
     """Generate variants for one premise (printed) or a file (JSON lines), or train."""
-    from causal_mining.shards import atomic_open
-    from dpc_files import check_output_file, check_output_folder, claim_output_folder
+    from dpc_files import atomic_open, check_output_file, check_output_folder, claim_output_folder
     from tasks.datasets import read_inli
 
     try:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from causal_mining.shards import atomic_open
+from dpc_files import atomic_open
 from tasks.errors import TaskError
 from tasks.swag.committee import CHEAP_MODELS, MODELS, Committee, EndingTable, pos_tags
 from tasks.swag.oversample import PoolEntry, read_pool

@@ -51,8 +51,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from causal_mining.shards import write_json
-from dpc_files import check_output_folder, claim_output_folder
+from dpc_files import check_output_folder, claim_output_folder, write_json
 from tasks.errors import TaskError
 
 if TYPE_CHECKING:

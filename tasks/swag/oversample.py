@@ -42,9 +42,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from causal_mining.shards import write_json
 from dpc_errors import check_float, check_int
-from dpc_files import check_output_folder, claim_output_folder
+from dpc_files import check_output_folder, claim_output_folder, write_json
 from tasks.errors import TaskError
 from tasks.swag.ending_model import end_token_ids, ending_prompt, normalise_ending
 
