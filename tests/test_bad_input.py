@@ -621,15 +621,23 @@ API_CASES = [
 ]
 
 
+def _run_api_case(call: Callable[[dict[str, str]], object], word: str,
+                  paths: dict[str, str]) -> None:
+    """``call(paths)`` raises a :class:`DpcError` of one line holding ``word``, and every file
+    under the env's root is byte-identical afterwards."""
+    root = Path(paths["root"])
+    before = snapshot(root)
+    with pytest.raises(DpcError) as raised:
+        call(paths)
+    assert word in str(raised.value), str(raised.value)
+    assert "\n" not in str(raised.value)
+    assert snapshot(root) == before
+
+
 @pytest.mark.parametrize("name,call,word", API_CASES, ids=[c[0] for c in API_CASES])
 def test_bad_input_python_api(name: str, call: Callable[[dict[str, str]], object], word: str,
                               env: dict[str, str]) -> None:
-    root = Path(env["root"])
-    before = snapshot(root)
-    with pytest.raises(DpcError) as raised:
-        call(env)
-    assert word in str(raised.value)
-    assert snapshot(root) == before
+    _run_api_case(call, word, env)
 
 
 def test_the_table_is_large_and_covers_every_command() -> None:
