@@ -19,6 +19,7 @@ import multiprocessing as mp
 import queue
 import signal
 from collections.abc import Sequence
+from multiprocessing.managers import SyncManager
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,17 @@ __all__ = ["run_local"]
 
 def _ignore_interrupts() -> None:
     """Worker processes leave Ctrl-C (SIGINT, sent to the whole process group) to the parent,
-    which stops the pool: one message, not a traceback per worker."""
+    which stops the pool: one message, not a traceback per worker. SIGTERM ends a worker
+    quietly (its default action), as the pool's own shutdown sends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _leave_stopping_to_the_parent() -> None:
+    """The progress queue's manager process ignores Ctrl-C and SIGTERM sent to the whole
+    process group: the parent, stopping, still reads the pool's queues through it, then shuts
+    it down (and kills it if it must)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _mine_with_queue(
@@ -62,7 +72,9 @@ def run_local(files: Sequence[Path], options: MineOptions) -> list[dict[str, Any
                 summaries[i] = mine_file(i, str(files[i]), options.out, options, bar.update)
             return [summaries[i] for i in range(len(files))]
         context = mp.get_context("spawn")
-        with context.Manager() as manager, context.Pool(
+        manager = SyncManager(ctx=context)
+        manager.start(_leave_stopping_to_the_parent)
+        with manager, context.Pool(
                 min(options.n_workers, len(files)), initializer=_ignore_interrupts) as pool:
             progress = manager.Queue()
             pending = {

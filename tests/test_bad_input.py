@@ -819,7 +819,9 @@ def _mining_corpus(folder: Path) -> Path:
     return folder
 
 
-def test_interrupted_mine_resumes_to_the_same_bank(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_mine_resumes_to_the_same_bank(tmp_path: Path, how: int) -> None:
+    # worker processes and the progress queue's manager are in the process group too
     corpus = _mining_corpus(tmp_path / "corpus")
     args = ["mine", str(corpus), "--workers", "2", "--no-tags", "--no-progress",
             "--batch-chars", "50000"]
@@ -829,8 +831,8 @@ def test_interrupted_mine_resumes_to_the_same_bank(tmp_path: Path) -> None:
     def some_parts() -> bool:
         return len(list(out.glob("parts/*/*.json"))) >= 2
 
-    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), some_parts)
-    assert code == 130, err
+    code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), some_parts, how=how)
+    assert code == 128 + how, err
     _one_interrupt_line(err, f"kept in {out}/parts")
     resumed = _run_dpc(*args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
