@@ -9,6 +9,7 @@ import gc
 import re
 import threading
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ def _truncate(item: Any, ids: list[int], tokenizer: Any, most: int) -> list[int]
     return ids[:most]
 
 
+#: :func:`position_limit` of the models seen (a model's position table does not change).
+_POSITION_LIMITS: weakref.WeakKeyDictionary[Any, int | None] = weakref.WeakKeyDictionary()
 #: Names of learned (absolute) position tables: BERT, GPT-2, BART/OPT/Marian, ...
 _POSITION_TABLE = re.compile(r"(^|\.)(wpe|position_embeddings?|embed_positions)$")
 
@@ -105,17 +108,25 @@ def position_limit(module: torch.nn.Module) -> int | None:
     ...     num_heads=2, num_layers=1))))
     None
     """
+    try:
+        return _POSITION_LIMITS[module]  # a walk over every submodule: once per model
+    except (KeyError, TypeError):
+        pass
     rows = [m.num_embeddings - (0 if m.padding_idx is None else m.padding_idx + 1)
             for name, m in module.named_modules()
             if isinstance(m, torch.nn.Embedding) and _POSITION_TABLE.search(name)]
-    if not rows:
-        return None
+    limit = min(rows) if rows else None
     config = getattr(module, "config", None)
     for key in ("n_positions", "max_position_embeddings"):
         declared = getattr(config, key, None)
-        if isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
-            return min(declared, *rows)
-    return min(rows)
+        if rows and isinstance(declared, int) and not isinstance(declared, bool) and declared > 0:
+            limit = min(declared, *rows)
+            break
+    try:
+        _POSITION_LIMITS[module] = limit
+    except TypeError:  # not weakly referable
+        pass
+    return limit
 
 
 def _stacks(model: Any) -> tuple[Any, Any]:
