@@ -200,12 +200,7 @@ def claim_output_folder(path: str | os.PathLike[str], command: str,
     if folder.is_dir() and any(folder.iterdir()):  # checked before, changed since
         raise OutputError(f"{option} {_name(folder)} holds files {command} did not write; give a "
                           "new or empty folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{FOLDER_MARKER}.", suffix=".tmp", dir=folder)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"format": FOLDER_FORMAT, "command": command}, handle)
-        handle.write("\n")
-    _publish(tmp, folder / FOLDER_MARKER, replace=True)
+    write_json(folder / FOLDER_MARKER, {"format": FOLDER_FORMAT, "command": command})
     return folder
 
 
@@ -446,42 +441,18 @@ class ResultsFile:
         return rows
 
     def _read(self) -> tuple[list[dict[str, Any]], int]:
-        advice = "give a new file, or pass --overwrite to replace it"
-        foreign = (f"{self._name()} is not a results file of {self.command} (its first line is "
-                   f"not dpc's header); {advice}")
-        data = self.path.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise OutputError(foreign) from None
-        first, newline, rest = text.partition("\n")
-        try:
-            header = json.loads(first) if newline else None
-        except ValueError:
-            header = None
-        if not isinstance(header, dict) or header.get("format") != RESULTS_FORMAT:
-            raise OutputError(foreign)
+        advice = "; give a new file, or pass --overwrite to replace it"
+        header, rows, keep = _parse_results(self.path.read_bytes(), self._name(), self.command,
+                                            advice)
         if header.get("command") != self.command:
             raise OutputError(f"{self._name()} holds results of {header.get('command')!r}, not "
-                              f"of {self.command}; {advice}")
+                              f"of {self.command}{advice}")
         theirs = header.get("run")
         difference = run_difference(self.run, theirs if isinstance(theirs, dict) else {})
         if difference:
             raise OutputError(f"{self._name()} holds another run of {self.command}: "
                               f"{difference}; pass --overwrite to replace it, or give a new file")
-        *complete, torn = rest.split("\n")
-        rows = []
-        for number, line in enumerate(complete, start=2):
-            try:
-                row = json.loads(line)
-            except ValueError:
-                row = None
-            if not isinstance(row, dict):
-                raise OutputError(f"{self._name()} line {number} is not a result of "
-                                  f"{self.command} (was the file edited?); {advice}")
-            rows.append(row)
-        # a torn last line is a write cut by an interrupt: the file is ours, so it is dropped
-        return rows, len(data) - len(torn.encode("utf-8"))
+        return rows, keep
 
     @contextmanager
     def writer(self) -> Iterator[Callable[[Mapping[str, Any]], None]]:
@@ -539,24 +510,47 @@ def read_results(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[dic
     >>> header["command"], header["run"], rows
     ('dpc demo', {'n': 3}, [{'index': 0, 'text': 'the baby was hungry'}])
     """
-    text = Path(path).read_text(encoding="utf-8")
-    lines = text.split("\n")[:-1]  # the part after the last newline is torn, or empty
+    return _parse_results(Path(path).read_bytes(), _name(Path(path)))[:2]
+
+
+def _parse_results(data: bytes, name: str, command: str | None = None, advice: str = ""
+                   ) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """The header, the complete results and how many bytes they take (a torn last line, a
+    write cut by an interrupt, is left out) of a results file's ``data``; an
+    :class:`OutputError` naming the file (``name``) when its first line is not dpc's header or a
+    line is not a JSON object."""
+    of = f"of {command}" if command else "of dpc"
     try:
-        header = json.loads(lines[0]) if lines else None
-        rows = [json.loads(line) for line in lines[1:]]
-    except ValueError as err:
-        raise OutputError(f"{_name(Path(path))} is not a results file of dpc ({err})") from None
+        first, newline, rest = data.decode("utf-8").partition("\n")
+        header = json.loads(first) if newline else None
+    except ValueError:  # UnicodeDecodeError is one
+        header = None
     if not isinstance(header, dict) or header.get("format") != RESULTS_FORMAT:
-        raise OutputError(f"{_name(Path(path))} is not a results file of dpc (its first line is "
-                          "not dpc's header)")
-    return header, rows
+        raise OutputError(f"{name} is not a results file {of} (its first line is not dpc's "
+                          f"header){advice}")
+    *complete, torn = rest.split("\n")
+    rows = []
+    for number, line in enumerate(complete, start=2):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict):
+            raise OutputError(f"{name} line {number} is not a result {of} (was the file "
+                              f"edited?){advice}")
+        rows.append(row)
+    return header, rows, len(data) - len(torn.encode("utf-8"))
+
+
+#: The process's umask, read once at import (reading it means setting it: doing that at every
+#: write would race with other threads creating files).
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def _publish(tmp: str, path: Path, *, replace: bool) -> None:
     """Give the written file ``tmp`` the name ``path`` (readable as a file ``open`` makes)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)
+    os.chmod(tmp, 0o666 & ~_UMASK)
     if replace:
         os.replace(tmp, path)
         return

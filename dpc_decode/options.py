@@ -25,10 +25,6 @@ from dpc_errors import check_float, check_int
 __all__ = ["BeamSearchOptions", "DecodeOptions", "SamplingOptions"]
 
 
-def _positive_int(name: str, value: object, minimum: int = 1) -> None:
-    check_int(name, value, minimum)
-
-
 @dataclass(frozen=True)
 class DecodeOptions:
     """Options every decoding method shares (see :class:`BeamSearchOptions` for their meaning)."""
@@ -40,9 +36,9 @@ class DecodeOptions:
     feasible: bool = True
 
     def __post_init__(self) -> None:
-        _positive_int("max_new_tokens", self.max_new_tokens)
-        _positive_int("min_new_tokens", self.min_new_tokens, 0)
-        _positive_int("no_repeat_ngram_size", self.no_repeat_ngram_size, 0)
+        check_int("max_new_tokens", self.max_new_tokens, 1)
+        check_int("min_new_tokens", self.min_new_tokens, 0)
+        check_int("no_repeat_ngram_size", self.no_repeat_ngram_size, 0)
         if self.min_new_tokens > self.max_new_tokens:
             raise DpcError(
                 f"`min_new_tokens` (={self.min_new_tokens}) must not exceed `max_new_tokens` "
@@ -85,8 +81,8 @@ class BeamSearchOptions(DecodeOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _positive_int("num_beams", self.num_beams)
-        _positive_int("num_return_sequences", self.num_return_sequences)
+        check_int("num_beams", self.num_beams, 1)
+        check_int("num_return_sequences", self.num_return_sequences, 1)
         check_float("length_penalty", self.length_penalty)
         if self.num_return_sequences > self.num_beams:
             raise DpcError(
@@ -129,9 +125,9 @@ class SamplingOptions(DecodeOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _positive_int("num_samples", self.num_samples)
-        _positive_int("top_k", self.top_k, 0)
-        _positive_int("max_rounds", self.max_rounds)
+        check_int("num_samples", self.num_samples, 1)
+        check_int("top_k", self.top_k, 0)
+        check_int("max_rounds", self.max_rounds, 1)
         if self.seed is not None:
             check_int("seed", self.seed, 0, 2**64 - 1)  # what torch.Generator.manual_seed takes
         check_float("temperature", self.temperature, 0, open_min=True)

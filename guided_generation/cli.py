@@ -15,14 +15,14 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from causal_mining.pair import DIRECTIONS
 from dpc_device import add_device_arguments
 from dpc_errors import DpcError
-from dpc_files import ResultsFile, check_output_file, file_digest, text_digest
+from dpc_files import ResultsFile, file_digest, text_digest
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
@@ -214,10 +214,6 @@ def _items(args: argparse.Namespace) -> list[GenerateItem]:
     return items
 
 
-#: ``GuidedOptions`` fields that do not change the outputs (left out of a run's signature).
-_NOT_IN_RUN = frozenset({"batch_rows"})
-
-
 def generator_run(model: str | None, graph: str | None) -> dict[str, Any]:
     """``{"model": ..., "graph": ...}``: what a run's signature records of the generator and the
     graph a command names (``None``: the defaults): their names and the digests of their files
@@ -240,7 +236,7 @@ def run_signature(args: argparse.Namespace, items: list[GenerateItem],
     before a file is resumed). The device is not part of it: a run begun on the CPU may be
     resumed on a GPU. Reads the model's and graph's files, not the model."""
     run: dict[str, Any] = {"direction": args.direction}
-    run.update({k: v for k, v in asdict(options).items() if k not in _NOT_IN_RUN})
+    run.update(options.run_record())
     run.update(constraint=list(args.constraint), banned=list(args.banned), seed=args.seed,
                dtype=args.dtype, **generator_run("bundled" if args.fast else args.model,
                                                  args.graph))
@@ -292,11 +288,13 @@ def generate_command(args: argparse.Namespace) -> int:
         results = None
         skip = 0
         if args.out:
-            check_output_file(args.out, "--out", exists_ok=True)  # before the files are read
             results = ResultsFile(args.out, "dpc generate", run_signature(args, items, options),
                                   overwrite=args.overwrite)
-            skip = args.skip = _resume_point(results, items)
+            skip = args.skip = _resume_point(results, items)  # checks the path, then the file
             args.replacing = results.replacing
+        if skip == len(items):  # a finished run: nothing to load the model for
+            print(f"note: {args.out} already holds all {skip} results", file=sys.stderr)
+            return 0
         if skip:
             print(f"note: {args.out} already holds {skip} of {len(items)} results: resuming",
                   file=sys.stderr)

@@ -2,8 +2,8 @@
 
 Every keyword row is a beam search of ``num_beams`` hypotheses, and ``batch_rows`` rows are
 decoded together, so one decoding step holds ``rows * num_beams`` hypotheses. Each hypothesis
-costs about :func:`bytes_per_hypothesis` (:mod:`dpc_decode.memory`, where the estimate lives:
-the engine refuses a ``num_beams`` too large for memory as well).
+costs about :func:`dpc_decode.memory.bytes_per_hypothesis` (where the estimate lives: the
+engine refuses a ``num_beams`` too large for memory as well).
 
 :func:`rows_that_fit` lowers the rows decoded at once when their hypotheses would not fit in
 the memory free on the model's device (``MemAvailable`` of ``/proc/meminfo``, or
@@ -11,8 +11,6 @@ the memory free on the model's device (``MemAvailable`` of ``/proc/meminfo``, or
 not: a ``--m 100000`` is an error naming the gigabytes it needs, not the machine swapping or
 the process being killed.
 
->>> bytes_per_hypothesis(vocab=22637, layers=6, hidden=384, tokens=28, dtype_bytes=4) // 1000
-1059
 >>> rows_that_fit(per_hypothesis=1_000_000, beams=5, rows=300, batch_rows=100,
 ...               available=10**9)   # 500 hypotheses of 1 MB: 0.5 GB of 0.8 GB usable
 100
@@ -28,18 +26,10 @@ guided_generation.errors.GuidedGenerationError: `num_beams` (=100000, --m/--num-
 
 from __future__ import annotations
 
-from dpc_decode.memory import (
-    USABLE,
-    VOCAB_COPIES,
-    available_bytes,
-    bytes_per_hypothesis,
-    check_fits,
-    model_bytes_per_hypothesis,
-)
+from dpc_decode.memory import check_fits
 from guided_generation.errors import GuidedGenerationError
 
-__all__ = ["USABLE", "VOCAB_COPIES", "available_bytes", "bytes_per_hypothesis",
-           "model_bytes_per_hypothesis", "rows_that_fit"]
+__all__ = ["rows_that_fit"]
 
 
 def rows_that_fit(*, per_hypothesis: int, beams: int, rows: int, batch_rows: int,

@@ -25,8 +25,8 @@ guided_generation.errors.GuidedGenerationError: `length_penalty` (=nan) has to b
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 from causal_mining.pair import Direction
 from causal_mining.pair import check_direction as _check_direction
@@ -181,6 +181,11 @@ class GuidedOptions:
         if self.template_limit is not None:
             _check_int("template_limit", self.template_limit)
         self.beam_options(self.m)  # the decoding options check themselves
+
+    def run_record(self) -> dict[str, Any]:
+        """The options that decide the outputs (all but ``batch_rows``, which only bounds
+        memory): what a resumable run's signature records (:class:`dpc_files.ResultsFile`)."""
+        return {k: v for k, v in asdict(self).items() if k != "batch_rows"}
 
     def beam_options(self, num_return: int, num_beams: int | None = None) -> BeamSearchOptions:
         """The engine's options for a row returning ``num_return`` outputs."""

@@ -57,12 +57,13 @@ from cause_effect_graph.store import default_graph, load_graph
 from dpc_decode.batch import cut_to_tokens, input_token_limit
 from dpc_decode.constraints import TokenizeOptions, tokenize_phrase
 from dpc_decode.generation import generate
+from dpc_decode.memory import available_bytes, model_bytes_per_hypothesis
 from dpc_decode.rerank import limit_templates, mmr, normalise, rank_by_nll
 from dpc_device import place, resolve_device
 from guided_generation.agreement import pronoun_bans
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.keywords import KeywordRow, keyword_rows
-from guided_generation.memory import available_bytes, model_bytes_per_hypothesis, rows_that_fit
+from guided_generation.memory import rows_that_fit
 from guided_generation.options import GuidedOptions, check_direction
 from guided_generation.restatement import demote_restatements
 from train.metrics import continuation_log_probs, sequence_log_probs

@@ -8,7 +8,6 @@ says so in one line and exits with status 2.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import socket
 import sys
 import threading
@@ -17,6 +16,7 @@ from importlib.util import find_spec
 from typing import Any
 
 from dpc_errors import DpcError
+from serve.guard import is_loopback
 
 __all__ = ["add_serve_parser", "is_loopback", "serve_command"]
 
@@ -49,20 +49,6 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
     p.set_defaults(func=serve_command)
     return p
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is reachable only from this machine.
-
-    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
-    (True, True, False)
-    """
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _check_port(host: str, port: int) -> None:

@@ -39,7 +39,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RequestGuard", "allowed_hosts", "check_request", "host_name"]
+__all__ = ["RequestGuard", "allowed_hosts", "check_request", "host_name", "is_loopback"]
 
 #: ``Host`` names that mean this machine.
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -47,7 +47,15 @@ LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 JSON_ROUTES = "/api/"
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name, IPv6 with or without brackets) is reachable only
+    from this machine.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("[::1]")
+    (True, True, True)
+    >>> is_loopback("0.0.0.0"), is_loopback("example.org")
+    (False, False)
+    """
     if host == "localhost":
         return True
     try:
@@ -67,7 +75,7 @@ def allowed_hosts(listen: str) -> frozenset[str] | None:
     >>> print(allowed_hosts("0.0.0.0"))
     None
     """
-    if not _is_loopback(listen):
+    if not is_loopback(listen):
         return None
     return LOOPBACK_NAMES | {listen.strip("[]").lower()}
 

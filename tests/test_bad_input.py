@@ -515,6 +515,18 @@ def test_generate_resumes_only_the_same_run(extra: tuple[str, ...], word: str,
     _run_case(Case(f"generate resume {extra}", tuple(argv), 2, word), env, capsys)
 
 
+def test_generate_the_same_run_under_another_graph_path_is_the_same_run(
+        earlier_run: Path, env: dict[str, str], capsys: pytest.CaptureFixture) -> None:
+    # the table's control: the same options, the same graph's bytes under another path
+    out = Path(env["root"]) / "run.jsonl"
+    shutil.copyfile(earlier_run, out)
+    same = _earlier_graph(Path(env["root"]) / "foreign")
+    assert cli.main(["generate", "--input", "babies cry", "--input", "it rained", *QUICK,
+                     "--graph", str(same), "--out", str(out)]) == 0
+    assert "already holds all 2 results" in capsys.readouterr().err  # the model is not loaded
+    assert out.read_bytes() == earlier_run.read_bytes()
+
+
 def test_generate_resume_refuses_a_graph_changed_in_place(earlier_run: Path,
                                                           env: dict[str, str], capsys) -> None:
     root = Path(env["root"])

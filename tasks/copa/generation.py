@@ -145,9 +145,8 @@ def evaluate_generation(
     if log_path is not None:
         check_output_folder(out, "--out", command="dpc eval generation")  # type: ignore[arg-type]
         claim_output_folder(out, "dpc eval generation")  # type: ignore[arg-type]
-        signature = {k: v for k, v in asdict(options).items() if k != "batch_rows"}
         results = ResultsFile(log_path, "dpc eval generation",
-                              {**signature, "seed": seed, **(run or {})}, option="--out")
+                              {**options.run_record(), "seed": seed, **(run or {})})
         done = _read_done(results, items)  # checked whole before anything is written
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
     with results.writer() if results else nullcontext(None) as write:
