@@ -1,5 +1,5 @@
-"""``dpc graph {build,add-pairs,query,show,stats,export,cooccur}``: the Cause Effect Graph from
-the command line.
+"""``dpc graph {build,add-pairs,query,show,stats,export,cooccur,parts-of-speech}``: the Cause
+Effect Graph from the command line.
 
 Every command reads the bundled graph (:data:`~cause_effect_graph.store.DEFAULT_GRAPH`) unless
 ``--graph PATH`` names another (``.ceg``, edge-list TSV or the official release format). Errors
@@ -30,7 +30,8 @@ from dpc_errors import DpcError
 from dpc_files import check_output_file, check_output_folder
 
 __all__ = ["add_graph_parser", "add_pairs_command", "build_command", "cooccur_command",
-           "export_command", "main", "query_command", "show_command", "stats_command"]
+           "export_command", "main", "parts_of_speech_command", "query_command", "show_command",
+           "stats_command"]
 
 _EVERYDAY_HELP = ("everyday cause -> effect pairs counted beside the bank: ecare=FILE|FOLDER "
                   "(e-CARE JSON lines) or conceptnet=FILE|FOLDER (ConceptNet Causes lines); "
@@ -166,6 +167,24 @@ def add_graph_parser(
     e.add_argument("--graph", default=None)
     e.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     e.set_defaults(func=export_command)
+
+    o = commands.add_parser("parts-of-speech", help="count the parts of speech of the graph's "
+                            "lemmas in its source text (which inflections a keyword gets)",
+                            description="Tag a random sample of Gutenberg lines and every "
+                            "e-CARE and ConceptNet cause and effect with the graph build's spaCy "
+                            "model, and write how often each lemma was a noun, verb, adjective "
+                            "or adverb (cause_effect_graph/parts_of_speech.py).")
+    o.add_argument("--data", required=True, help="the shared data folder: gutenberg/*.txt.xz, "
+                   "ecare/explanation_generation_train.jsonl, conceptnet/conceptnet_cause_sets.txt")
+    o.add_argument("--out", required=True, help="profile file to write (.tsv.gz)")
+    o.add_argument("--gutenberg-lines", type=int, default=200_000,
+                   help="Gutenberg lines to sample (default 200000)")
+    o.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    o.add_argument("--min-count", type=int, default=2,
+                   help="keep lemmas seen at least this often (default 2)")
+    o.add_argument("--no-progress", action="store_true")
+    o.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    o.set_defaults(func=parts_of_speech_command)
     return p
 
 
@@ -366,6 +385,27 @@ def export_command(args: argparse.Namespace) -> int:
     except (DpcError, OSError) as err:
         return _error(err)
     print(f"{args.out}: {n:,} edges ({args.format})")
+    return 0
+
+
+def parts_of_speech_command(args: argparse.Namespace) -> int:
+    """``dpc graph parts-of-speech --data DIR --out FILE``."""
+    from cause_effect_graph.parts_of_speech import build_parts_of_speech
+
+    try:
+        check_output_file(args.out, "--out", overwrite=args.overwrite)
+        if args.gutenberg_lines < 0:
+            raise GraphError(f"`--gutenberg-lines` (={args.gutenberg_lines}) has to be at least 0")
+        if args.min_count < 1:
+            raise GraphError(f"`--min-count` (={args.min_count}) has to be at least 1")
+        t = time.perf_counter()
+        profile = build_parts_of_speech(args.data, args.out, args.gutenberg_lines, args.seed,
+                                        progress=not args.no_progress, min_count=args.min_count)
+        took = time.perf_counter() - t
+    except (DpcError, OSError) as err:
+        return _error(err)
+    print(f"{args.out}: {len(profile):,} lemmas seen at least {args.min_count} times, "
+          f"{Path(args.out).stat().st_size:,} bytes, in {took:.0f} s")
     return 0
 
 

@@ -11,6 +11,13 @@ used pattern.en, which is no longer installable on current Python versions (its 
 covers the same inflections from a dictionary with rule-based fallback. A lemma lemminflect does
 not know gets its out-of-vocabulary noun and verb forms when ``oov=True``.
 
+``pos`` restricts the inflections to some parts of speech (UPOS: ``NOUN``, ``VERB``, ``ADJ``,
+``ADV``), e.g. those a lemma has in the graph's text
+(:meth:`cause_effect_graph.parts_of_speech.PartsOfSpeech.of`), so a noun keyword is never forced
+into a verb slot ("purse" gives "purses", not "pursed"). A form two parts of speech share stays
+("purses" is also a verb form). The lemma itself is always a form; ``pos=None`` or empty keeps
+every part of speech.
+
 Derived forms (rain → rainy, sad → sadness, quick → quickly) cannot be generated reliably from
 rules alone ("corny" is not derived from "corn" in the intended sense, and rules invent words),
 so :func:`derived_forms` proposes them by suffix rules and keeps only those the caller's
@@ -22,6 +29,8 @@ Examples
 ['rain', 'rained', 'raining', 'rains']
 >>> variants("happy", capitalized=True)
 ['happier', 'happiest', 'happy', 'Happier', 'Happiest', 'Happy']
+>>> variants("purse"), variants("purse", pos=["NOUN"])
+(['purse', 'pursed', 'purses', 'pursing'], ['purse', 'purses'])
 >>> derived_forms("rain", {"rainy", "brain", "wet"})
 ['rainy']
 >>> derived_forms("happy", {"happiness", "happily", "unhappy"})
@@ -31,6 +40,9 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Collection
+
+from cause_effect_graph.errors import GraphError
+from cause_effect_graph.lemmas import CONTENT_POS
 
 __all__ = ["DERIVATIONAL_SUFFIXES", "derived_forms", "inflections", "variants"]
 
@@ -42,8 +54,37 @@ DERIVATIONAL_SUFFIXES: tuple[str, ...] = (
 _VOWELS = set("aeiou")
 
 
-def inflections(lemma: str, oov: bool = True) -> list[str]:
-    """Every inflection of ``lemma`` across its parts of speech, the lemma included, sorted.
+def _tags(pos: Collection[str] | None) -> tuple[str, ...]:
+    """The parts of speech of a ``pos`` argument, checked (a lone string is one tag)."""
+    if pos is None:
+        return ()
+    tags = (pos,) if isinstance(pos, str) else tuple(pos)
+    for tag in tags:
+        if tag not in CONTENT_POS:
+            raise GraphError(f"part of speech {tag!r} (in pos={pos!r}) is not one of "
+                             f"{', '.join(sorted(CONTENT_POS))}")
+    return tuple(dict.fromkeys(tags))
+
+
+def inflections(lemma: str, oov: bool = True, pos: Collection[str] | None = None) -> list[str]:
+    """Every inflection of ``lemma`` across its parts of speech (or those of ``pos``), the lemma
+    included, sorted.
+
+    Parameters
+    ----------
+    lemma
+        A lower-case lemma.
+    oov
+        A lemma lemminflect does not know at all gets its rule-made noun and verb forms (only
+        those of ``pos`` among them, when it is given).
+    pos
+        UPOS tags (``NOUN``, ``VERB``, ``ADJ``, ``ADV``): only the inflections of these parts of
+        speech. ``None`` or empty: every part of speech.
+
+    Raises
+    ------
+    GraphError
+        Naming a tag of ``pos`` that is not one of those four.
 
     >>> inflections("go")
     ['go', 'goes', 'going', 'gone', 'went']
@@ -51,20 +92,35 @@ def inflections(lemma: str, oov: bool = True) -> list[str]:
     ['xyzzied', 'xyzzies', 'xyzzy', 'xyzzying']
     >>> inflections("xyzzy", oov=False)
     ['xyzzy']
+    >>> inflections("rain", pos=["NOUN"]), inflections("xyzzy", pos=["ADJ", "VERB"])
+    (['rain', 'rains'], ['xyzzied', 'xyzzies', 'xyzzy', 'xyzzying'])
+    >>> inflections("fast", pos=("ADV",)), inflections("hungry", pos=("VERB",))
+    (['fast', 'faster', 'fastest'], ['hungry'])
     """
     from lemminflect import getAllInflections, getAllInflectionsOOV
 
+    tags = _tags(pos)
     forms = {lemma}
-    table = getAllInflections(lemma)
-    if not table and oov:
-        table = getAllInflectionsOOV(lemma, "NOUN") | getAllInflectionsOOV(lemma, "VERB")
+    if not tags:
+        table = getAllInflections(lemma)
+        if not table and oov:
+            table = getAllInflectionsOOV(lemma, "NOUN") | getAllInflectionsOOV(lemma, "VERB")
+    else:
+        table = {}
+        for tag in tags:
+            table |= getAllInflections(lemma, upos=tag)
+        if not table and oov and not getAllInflections(lemma):
+            for tag in tags:
+                if tag in ("NOUN", "VERB"):
+                    table |= getAllInflectionsOOV(lemma, tag)
     for values in table.values():
         forms.update(values)
     return sorted(forms)
 
 
 def variants(lemma: str, capitalized: bool = False, upper: bool = False,
-             oov: bool = True, derived: Collection[str] | None = None) -> list[str]:
+             oov: bool = True, derived: Collection[str] | None = None,
+             pos: Collection[str] | None = None) -> list[str]:
     """Surface forms of ``lemma`` for a constraint set.
 
     Parameters
@@ -79,7 +135,16 @@ def variants(lemma: str, capitalized: bool = False, upper: bool = False,
         Inflect lemmas lemminflect does not know by its rules for nouns and verbs.
     derived
         A vocabulary (e.g. the graph's nodes); derived forms it attests are added with their
-        own inflections.
+        own inflections (of every part of speech: ``pos`` is the lemma's).
+    pos
+        UPOS tags (``NOUN``, ``VERB``, ``ADJ``, ``ADV``): only the lemma's inflections of these
+        parts of speech, the lemma itself always included (:func:`inflections`). ``None`` or
+        empty: every part of speech.
+
+    Raises
+    ------
+    GraphError
+        Naming a tag of ``pos`` that is not one of those four.
 
     >>> variants("love", derived={"lovely", "loveless"})
     ['love', 'loved', 'loves', 'loving', 'loveless', 'lovelier', 'lovelies', 'loveliest', 'lovely']
@@ -87,7 +152,7 @@ def variants(lemma: str, capitalized: bool = False, upper: bool = False,
     lemma = lemma.strip()
     if not lemma:
         return []
-    forms = inflections(lemma, oov)
+    forms = inflections(lemma, oov, pos)
     if derived is not None:
         for word in derived_forms(lemma, derived):
             forms += [f for f in inflections(word, oov=False) if f not in forms]

@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from transformers import PreTrainedModel
 
@@ -60,6 +61,9 @@ def filter_top_k_top_p(scores: torch.Tensor, top_k: int = 0, top_p: float = 1.0)
         kth = scores.topk(top_k, dim=-1).values[:, -1:]  # (H, 1)
         scores = scores.masked_fill(scores < kth, NEG_INF)
     if top_p < 1.0:
+        nucleus = _nucleus_by_threshold(scores, top_p) if scores.device.type == "cpu" else None
+        if nucleus is not None:
+            return nucleus
         ordered, index = scores.sort(dim=-1, descending=True)
         probs = ordered.softmax(dim=-1)
         before = probs.cumsum(dim=-1) - probs  # mass of the better tokens
@@ -67,6 +71,39 @@ def filter_top_k_top_p(scores: torch.Tensor, top_k: int = 0, top_p: float = 1.0)
         drop[:, 0] = False
         scores = scores.scatter(-1, index, ordered.masked_fill(drop, NEG_INF))
     return scores
+
+
+def _nucleus_by_threshold(scores: torch.Tensor, top_p: float) -> torch.Tensor | None:
+    """The top-p filter of :func:`filter_top_k_top_p`, bit for bit, from a sort of the values
+    alone, on a CPU; ``None`` where it cannot tell (the caller then sorts with indices).
+
+    ``torch.sort`` also orders the indices, and costs ~5.5 ms per 49k-token row on one CPU
+    thread, against ~1.5 ms for numpy's sort of the values; a top-p step of 8 samples spent
+    ~40 ms there. The sorted values, their softmax and cumulative sum are the same tensors as
+    the sort-and-scatter's, so ``drop`` is the same; the tokens kept are then those at or above
+    the last kept value, unless the drops are not a prefix of the order or that value is tied
+    with the first dropped one (which of the tied tokens a sort puts first decides then). NaN
+    or ``+inf`` scores also go back to the caller.
+    """
+    if scores.dtype not in (torch.float32, torch.float64) or scores.dim() != 2 or scores.shape[1] < 2:
+        return None
+    ascending = np.sort(scores.detach().numpy(), axis=-1)
+    if not bool((ascending[:, -1] < np.inf).all()):  # NaN sorts last, as does +inf
+        return None
+    ordered = torch.empty_like(scores)  # torch's allocation: the softmax sees what it saw before
+    ordered.numpy()[:] = ascending[:, ::-1]
+    probs = ordered.softmax(dim=-1)
+    before = probs.cumsum(dim=-1) - probs  # mass of the better tokens
+    drop = before >= top_p
+    drop[:, 0] = False
+    if bool((drop[:, :-1] & ~drop[:, 1:]).any()):  # a kept token after a dropped one
+        return None
+    last = (~drop).sum(-1, keepdim=True) - 1  # (H, 1) position of the last token kept
+    threshold = ordered.gather(1, last)  # (H, 1)
+    after = ordered.gather(1, (last + 1).clamp(max=ordered.shape[1] - 1))
+    if bool(((after == threshold) & (last + 1 < ordered.shape[1])).any()):
+        return None
+    return scores.masked_fill(scores < threshold, NEG_INF)
 
 
 @dataclass(frozen=True)
@@ -111,6 +148,11 @@ def _sample_batch(
     stuck = torch.zeros(count, dtype=torch.bool, device=device)
     active = torch.arange(count, device=device)  # the rows still in the runner's batch
     compact = True
+    # Rows not finished, once some are (None: all rows). The filters run on those rows only;
+    # multinomial still draws for every row, so the generator advances as it would otherwise
+    # and every other row's draw is unchanged (each row's draw depends on its row alone).
+    undone: torch.Tensor | None = None
+    filters = bool(options.top_k) or options.top_p < 1.0
 
     for step in range(steps):
         scored = apply_processors(log_probs.clone(), tokens[:, :step], runner.processors)
@@ -118,7 +160,11 @@ def _sample_batch(
             scored, automaton, rows, node, met, tokens[:, :step], eos, step, options
         )
         dead = ~torch.isfinite(masked).any(-1)  # (H,) no allowed token left
-        scores = filter_top_k_top_p(masked / options.temperature, options.top_k, options.top_p)
+        scores = masked / options.temperature
+        if undone is None:
+            scores = filter_top_k_top_p(scores, options.top_k, options.top_p)
+        elif filters:  # a finished row's draw is discarded: only the others need the filter
+            scores[undone] = filter_top_k_top_p(scores[undone], options.top_k, options.top_p)
         # Keep softmax defined for rows with nothing allowed; their draw is discarded below.
         scores[:, pad_id] = torch.where(dead, 0.0, scores[:, pad_id])
         choice = torch.multinomial(scores.softmax(-1), 1, generator=generator).squeeze(-1)  # (H,)
@@ -135,6 +181,8 @@ def _sample_batch(
             node, met = automaton.advance(rows, node, met, choice)
         if bool(done.all()):
             break
+        if filters and (undone is not None or bool(done.any())):
+            undone = (~done).nonzero().squeeze(-1)
         # Finished rows leave the model's batch once they are an eighth of it (their scores
         # stay, unused: a done row only ever takes the pad token and adds nothing).
         if compact and int(done[active].sum()) * 8 >= active.numel():

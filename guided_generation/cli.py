@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from guided_generation.pipeline import GuidedResult
 
 __all__ = ["GenerateItem", "add_generate_parser", "generate_command", "generator_run",
-           "interrupted_note", "read_items", "run_signature"]
+           "interrupted_note", "read_items", "run_signature", "verifier_run"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,35 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
                    default=d.pronoun_agreement,
                    help="when the input speaks of one gender only, ban the other's pronouns "
                    f"(default {'on' if d.pronoun_agreement else 'off'})")
+    p.add_argument("--verify", action=argparse.BooleanOptionalAction, default=d.verify,
+                   help="score every output with the plausibility verifier and drop those it "
+                   f"rejects: fewer than K rather than nonsense (default {'on' if d.verify else 'off'})")
+    p.add_argument("--verifier-pmi-weight", type=float, default=d.verifier_pmi_weight,
+                   help="the verifier's score adds this weight times the output's PMI with the "
+                   f"input under the generator (default {d.verifier_pmi_weight}; 0: the "
+                   "cross-encoder alone)")
+    p.add_argument("--reject-below", type=float, default=d.reject_below,
+                   help="with --verify, drop outputs whose verifier score is below this "
+                   f"(default {d.reject_below})")
+    p.add_argument("--verify-keywords", action=argparse.BooleanOptionalAction,
+                   default=d.verify_keywords,
+                   help="the verifier chooses the N keyword rows among the graph's top "
+                   "--keyword-pool and the sampled answers' keywords (default "
+                   f"{'on' if d.verify_keywords else 'off'})")
+    p.add_argument("--keyword-pool", type=int, default=d.keyword_pool,
+                   help=f"graph keywords the verifier chooses among (default {d.keyword_pool})")
+    p.add_argument("--sampled", type=int, default=d.sampled,
+                   help="answers sampled from the generator whose words become candidate "
+                   f"keywords (default {d.sampled}; 0: none)")
+    p.add_argument("--sampled-keywords", type=int, default=d.sampled_keywords,
+                   help=f"keywords taken from the sampled answers (default {d.sampled_keywords})")
+    p.add_argument("--parts-of-speech", action=argparse.BooleanOptionalAction,
+                   default=d.parts_of_speech,
+                   help="inflect a keyword only in the parts of speech it has in the corpus "
+                   f"(default {'on' if d.parts_of_speech else 'off'})")
+    p.add_argument("--verifier", default="bundled", metavar="DIR",
+                   help="the plausibility verifier: 'bundled' (default), a folder of "
+                   "benchmarks/guided/verifier_train.py, or 'none'")
     p.add_argument("--banned", action="append", default=[], help="a phrase never to generate")
     p.add_argument("--batch-rows", type=int, default=d.batch_rows, help="rows decoded at once")
     p.add_argument("--max-input-tokens", type=int, default=d.max_input_tokens)
@@ -186,8 +215,31 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
         constraint_mode=args.constraint_mode,
         capitalized=args.capitalized, plain_row=args.plain_row,
         plain_m=args.plain_m, pronoun_agreement=args.pronoun_agreement, max_input_tokens=args.max_input_tokens,
-        batch_rows=args.batch_rows,
+        batch_rows=args.batch_rows, verify=args.verify, verify_keywords=args.verify_keywords,
+        verifier_pmi_weight=args.verifier_pmi_weight, reject_below=args.reject_below,
+        keyword_pool=args.keyword_pool, sampled=args.sampled,
+        sampled_keywords=args.sampled_keywords, parts_of_speech=args.parts_of_speech,
     )
+
+
+def _verifier(args: argparse.Namespace) -> str | None:
+    """The ``--verifier`` argument as :meth:`GuidedGenerator.load` takes it (``None``: none)."""
+    name = getattr(args, "verifier", "bundled")
+    return None if name == "none" else name
+
+
+def verifier_run(name: str | None) -> dict[str, Any] | None:
+    """What a run's signature records of the verifier (``None``: none): its name and the
+    digests of its files. A missing folder is a :class:`~dpc_errors.DpcError` naming it."""
+    from guided_generation.verifier import BUNDLED_VERIFIER
+
+    if name is None:
+        return None
+    folder = BUNDLED_VERIFIER if name == "bundled" else Path(name)
+    if not folder.is_dir():
+        raise GuidedGenerationError(f"--verifier {name!r} is not a folder")
+    return {"name": name, "files": {str(p.relative_to(folder)): file_digest(p)
+                                    for p in sorted(folder.rglob("*")) if p.is_file()}}
 
 
 def _items(args: argparse.Namespace) -> list[GenerateItem]:
@@ -240,6 +292,7 @@ def run_signature(args: argparse.Namespace, items: list[GenerateItem],
     run.update(constraint=list(args.constraint), banned=list(args.banned), seed=args.seed,
                dtype=args.dtype, **generator_run("bundled" if args.fast else args.model,
                                                  args.graph))
+    run["verifier"] = verifier_run(_verifier(args))
     run["the inputs"] = {"count": len(items), "sha256": text_digest(
         [[i.text, i.direction, i.constraints] for i in items])}
     return run
@@ -258,7 +311,8 @@ def _resume_point(results: ResultsFile, items: list[GenerateItem]) -> int:
     return len(rows)
 
 
-_RERANK_LABELS = {"nll": "mean NLL", "pmi": "PMI with the input", "mmr": "MMR (likelihood and novelty)"}
+_RERANK_LABELS = {"nll": "mean NLL", "pmi": "PMI with the input", "mmr": "MMR (likelihood and novelty)",
+                  "verifier": "the plausibility verifier"}
 
 
 def _print_table(result: GuidedResult, elapsed: float, rerank: str = "nll") -> None:
@@ -269,10 +323,14 @@ def _print_table(result: GuidedResult, elapsed: float, rerank: str = "nll") -> N
           f"{_RERANK_LABELS.get(rerank, rerank)} ({elapsed:.1f} s)")
     width = max([len(o.keyword or "-") for o in result.outputs] + [7])
     pmi = any(o.pmi is not None for o in result.outputs)
-    print(f"  {'#':>3}  {'nll':>6}  " + (f"{'pmi':>6}  " if pmi else "") + f"{'keyword':<{width}}  output")
+    judged = any(o.verifier is not None for o in result.outputs)
+    print(f"  {'#':>3}  {'nll':>6}  " + (f"{'pmi':>6}  " if pmi else "")
+          + (f"{'verif':>6}  " if judged else "") + f"{'keyword':<{width}}  output")
     for rank, out in enumerate(result.outputs, start=1):
         pmi_cell = f"{out.pmi:6.3f}  " if pmi and out.pmi is not None else ""
-        print(f"  {rank:>3}  {out.nll:6.3f}  {pmi_cell}{out.keyword or '-':<{width}}  {out.text}")
+        judged_cell = f"{out.verifier:6.2f}  " if judged and out.verifier is not None else ""
+        print(f"  {rank:>3}  {out.nll:6.3f}  {pmi_cell}{judged_cell}{out.keyword or '-':<{width}}  "
+              f"{out.text}")
 
 
 def generate_command(args: argparse.Namespace) -> int:
@@ -306,8 +364,8 @@ def generate_command(args: argparse.Namespace) -> int:
         torch.manual_seed(args.seed)
         hf_logging.disable_progress_bar()  # one bar per command: ours
         generator = GuidedGenerator.load("bundled" if args.fast else args.model, args.graph,
-                                         device=args.device,
-                                         dtype=args.dtype)
+                                         device=args.device, dtype=args.dtype,
+                                         verifier=_verifier(args))
         from tqdm.auto import tqdm
 
         with results.writer() if results else nullcontext(None) as write:  # everything checked

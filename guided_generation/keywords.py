@@ -3,7 +3,10 @@
 A *keyword* is a lemma from the Cause Effect Graph or a word the user gave. Each becomes one
 disjunctive set of its surface forms (:func:`cause_effect_graph.variants`: {love, loves, loved,
 loving}); a user word written with ``|`` (``"hungry|hunger"``) gives its alternatives as they are.
-:func:`keyword_rows` combines the graph's keywords with the user's as
+A graph keyword may be inflected only in the parts of speech it has in the graph's text
+(``pos_of``, e.g. :meth:`~cause_effect_graph.parts_of_speech.PartsOfSpeech.of` of the bundled
+profile), so the noun *purse* gives {purse, purses} and never "pursed"; a user's keyword keeps
+every form. :func:`keyword_rows` combines the graph's keywords with the user's as
 :class:`~guided_generation.options.GuidedOptions.constraint_mode` says.
 
 Examples
@@ -17,11 +20,15 @@ Examples
 [[['hungrier', 'hungriest', 'hungry'], ['night', 'nights']]]
 >>> keyword_rows([], ["hungry|hunger", "tired"], "all", n=5)[0].keyword
 'hungry|hunger + tired'
+>>> [r.sets for r in keyword_rows(["purse"], ["purse"], pos_of=lambda w: ("NOUN",))]
+[[['purse', 'pursed', 'purses', 'pursing']]]
+>>> [r.sets for r in keyword_rows(["purse"], ["cry"], pos_of=lambda w: ("NOUN",))]
+[[['cried', 'cries', 'cry', 'crying']], [['purse', 'purses']]]
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,7 +38,7 @@ from guided_generation.options import CONSTRAINT_MODES
 
 __all__ = ["KeywordRow", "keyword_rows", "keyword_set"]
 
-Source = Literal["graph", "user", "none"]
+Source = Literal["graph", "sampled", "user", "none"]
 
 
 @dataclass(frozen=True)
@@ -44,11 +51,19 @@ class KeywordRow:
     sets: list[list[str]]
 
 
-def keyword_set(word: str, capitalized: bool = False) -> list[str]:
+def keyword_set(word: str, capitalized: bool = False,
+                pos: Collection[str] | None = None) -> list[str]:
     """The constraint set of one keyword: its variants, or its ``|``-separated alternatives.
+
+    ``capitalized`` also adds each form with an upper-case first letter. ``pos`` (UPOS tags)
+    keeps only the inflections of those parts of speech (:func:`cause_effect_graph.variants.
+    variants`; ``None`` or empty: all); alternatives and phrases are taken as written whatever
+    it says.
 
     >>> keyword_set("cry")
     ['cried', 'cries', 'cry', 'crying']
+    >>> keyword_set("cry", pos=["NOUN"])
+    ['cries', 'cry']
     >>> keyword_set("hungry|hunger")
     ['hungry', 'hunger']
     >>> keyword_set("ice cream")
@@ -71,7 +86,7 @@ def keyword_set(word: str, capitalized: bool = False) -> list[str]:
         raise GuidedGenerationError("a keyword is empty")
     if " " in word:  # a phrase: as given (lemminflect inflects single words)
         return [word, word[:1].upper() + word[1:]] if capitalized and not word[0].isupper() else [word]
-    return variants(word, capitalized=capitalized) or [word]
+    return variants(word, capitalized=capitalized, pos=pos) or [word]
 
 
 def keyword_rows(
@@ -80,8 +95,12 @@ def keyword_rows(
     mode: str = "combine",
     n: int = 300,
     capitalized: bool = False,
+    pos_of: Callable[[str], Collection[str]] | None = None,
 ) -> list[KeywordRow]:
     """The rows to decode for the graph's keywords and the user's (see the module docstring).
+
+    ``pos_of`` gives the parts of speech a graph keyword may be inflected in (an empty answer:
+    all of them; ``None``: all, for every keyword); the user's keywords keep every form.
 
     ``combine``: the user's rows first, then the graph's, ``n`` rows at most (the user's are never
     dropped). ``replace``: the user's rows only. ``require``: the first ``n`` graph rows, each also
@@ -99,12 +118,16 @@ def keyword_rows(
     if mode == "all":
         return [KeywordRow(" + ".join(user), "user", user_sets)]
     graph = [g for g in dict.fromkeys(graph_keywords) if g not in user]
+
+    def graph_set(g: str) -> list[str]:
+        return keyword_set(g, capitalized, pos_of(g) if pos_of is not None else None)
+
     if mode == "require":
         if not graph_keywords:
             return [KeywordRow(" + ".join(user), "user", user_sets)] if user else []
-        return [KeywordRow(g, "graph", [keyword_set(g, capitalized), *user_sets])
+        return [KeywordRow(g, "graph", [graph_set(g), *user_sets])
                 for g in list(dict.fromkeys(graph_keywords))[:n]]
     rows = [KeywordRow(w, "user", [s]) for w, s in zip(user, user_sets)]
     room = max(0, n - len(rows))
-    rows += [KeywordRow(g, "graph", [keyword_set(g, capitalized)]) for g in graph[:room]]
+    rows += [KeywordRow(g, "graph", [graph_set(g)]) for g in graph[:room]]
     return rows

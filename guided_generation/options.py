@@ -15,7 +15,7 @@ guided_generation.errors.GuidedGenerationError: `m` (=8) must be at most `num_be
 >>> GuidedOptions(rerank="bleu")
 Traceback (most recent call last):
 ...
-guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of nll, pmi, mmr
+guided_generation.errors.GuidedGenerationError: `rerank` (='bleu') is not one of nll, pmi, mmr, verifier
 >>> GuidedOptions(length_penalty=float("nan"))
 Traceback (most recent call last):
 ...
@@ -41,7 +41,7 @@ CONSTRAINT_MODES = ("combine", "replace", "require", "all")
 #: How the graph ranks keywords (:data:`cause_effect_graph.query.RANKS`; kept here too so that
 #: options import without the graph package).
 RANKS = ("weight", "strength", "pmi", "mix")
-RERANKS = ("nll", "pmi", "mmr")
+RERANKS = ("nll", "pmi", "mmr", "verifier")
 #: The generation methods of the paper's Table 3 (:mod:`guided_generation.baselines`).
 METHODS = ("guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold")
 
@@ -106,14 +106,44 @@ class GuidedOptions:
         How the graph ranks keywords (:func:`cause_effect_graph.query.candidates`): edge counts
         (the paper), causal strength, positive PMI, or ``mix`` (each input lemma's share of
         edge counts × PMI; the default, chosen on COPA by generation).
-    rerank : {"nll", "pmi", "mmr"}
+    rerank : {"nll", "pmi", "mmr", "verifier"}
         Final order (default ``mmr``, chosen on COPA by generation: as accurate as ``nll``
         with fewer repeated templates): mean negative log-likelihood per token (lower first,
         the paper); ``pmi``:
         mean pointwise mutual information per token with the input, ``log P(y | input) -
         log P(y | empty input)``, which demotes outputs the model would write for any input
         ("it was a man"); or maximal marginal relevance, which trades likelihood against word
-        overlap with the outputs already chosen (``mmr_lambda`` = weight of the likelihood).
+        overlap with the outputs already chosen (``mmr_lambda`` = weight of the likelihood);
+        ``verifier``: the plausibility verifier's score, highest first
+        (:mod:`guided_generation.verifier`).
+    verify : bool
+        Score every output with the plausibility verifier (its score is in the result) and
+        drop those scoring below ``reject_below``: the result then holds fewer than K, with a
+        note, rather than an answer the verifier finds implausible.
+    reject_below : float or None
+        The verifier's score under which an output is rejected (``None``: none is); chosen on
+        COPA-dev items 1-250 for the default verifier and ``verifier_pmi_weight``
+        (benchmarks/guided/RESULTS.md).
+    verifier_pmi_weight : float
+        The verifier's score of an output is the cross-encoder's plus this weight times the
+        output's PMI with the input under the generator (``log P(y | input) - log P(y | empty
+        input)``, over its tokens): the judge alone transfers weakly to COPA, the two together
+        better (benchmarks/guided/RESULTS.md). 0: the cross-encoder alone.
+    verify_keywords : bool
+        Let the verifier choose the ``n`` keyword rows to decode among the candidates (the
+        graph's top ``keyword_pool`` and the sampled answers' keywords), by its score of each
+        keyword as a cause or effect of the input. Off: the sampled answers' keywords first,
+        then the graph's, ``n`` in all.
+    keyword_pool : int
+        Graph keywords the verifier chooses among (at least ``n`` are asked of the graph).
+    sampled : int
+        Answers sampled from the generator (one batch, fixed seed) whose content lemmas become
+        candidate keywords (:mod:`guided_generation.sampled_keywords`); 0: none.
+    sampled_keywords : int
+        At most this many keywords taken from the sampled answers.
+    parts_of_speech : bool
+        Inflect a keyword only in the parts of speech it has in the corpus
+        (:mod:`cause_effect_graph.parts_of_speech`): a noun keyword gets no verb forms.
     template_limit : int or None
         At most this many of the top K share any word trigram (default 2): an output that would
         repeat a template a third time ("they are too young to ...") gives its place to the next
@@ -153,7 +183,7 @@ class GuidedOptions:
     no_repeat_ngram_size: int = 3
     length_penalty: float = 1.0
     rank: Literal["weight", "strength", "pmi", "mix"] = "mix"
-    rerank: Literal["nll", "pmi", "mmr"] = "mmr"
+    rerank: Literal["nll", "pmi", "mmr", "verifier"] = "verifier"
     mmr_lambda: float = 0.7
     template_limit: int | None = 2
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
@@ -161,12 +191,22 @@ class GuidedOptions:
     plain_row: bool = True
     plain_m: int = 4
     pronoun_agreement: bool = True
+    verify: bool = True
+    verifier_pmi_weight: float = 0.75
+    reject_below: float | None = 10.0
+    verify_keywords: bool = True
+    keyword_pool: int = 24
+    sampled: int = 8
+    sampled_keywords: int = 8
+    parts_of_speech: bool = True
     max_input_tokens: int = 64
     batch_rows: int = 100
 
     def __post_init__(self) -> None:
-        for name in ("n", "m", "k", "plain_m", "max_input_tokens", "batch_rows"):
+        for name in ("n", "m", "k", "plain_m", "max_input_tokens", "batch_rows", "keyword_pool"):
             _check_int(name, getattr(self, name))
+        for name in ("sampled", "sampled_keywords"):
+            _check_int(name, getattr(self, name), 0)
         if self.num_beams is None:
             object.__setattr__(self, "num_beams", max(self.m, 4))
         _check_int("num_beams", self.num_beams)
@@ -177,6 +217,9 @@ class GuidedOptions:
         _check_choice("rerank", self.rerank, RERANKS)
         _check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES)
         check_float("mmr_lambda", self.mmr_lambda, 0, 1, error=GuidedGenerationError)
+        check_float("verifier_pmi_weight", self.verifier_pmi_weight, 0, error=GuidedGenerationError)
+        if self.reject_below is not None:
+            check_float("reject_below", self.reject_below, error=GuidedGenerationError)
         check_float("length_penalty", self.length_penalty, error=GuidedGenerationError)
         if self.template_limit is not None:
             _check_int("template_limit", self.template_limit)

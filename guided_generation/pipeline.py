@@ -47,18 +47,24 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
+from cause_effect_graph.lemmas import default_lemmatizer
+from cause_effect_graph.parts_of_speech import default_parts_of_speech
 from cause_effect_graph.query import candidates
 from cause_effect_graph.store import default_graph, load_graph
 from dpc_decode.batch import cut_to_tokens, input_token_limit
 from dpc_decode.constraints import TokenizeOptions, tokenize_phrase
 from dpc_decode.generation import generate
 from dpc_decode.memory import available_bytes, model_bytes_per_hypothesis
+from dpc_decode.options import SamplingOptions
 from dpc_decode.rerank import limit_templates, mmr, normalise, rank_by_nll
+from dpc_decode.sampling import sample
 from dpc_device import place, resolve_device
 from guided_generation.agreement import pronoun_bans
 from guided_generation.errors import GuidedGenerationError
@@ -66,6 +72,8 @@ from guided_generation.keywords import KeywordRow, keyword_rows
 from guided_generation.memory import rows_that_fit
 from guided_generation.options import GuidedOptions, check_direction
 from guided_generation.restatement import demote_restatements
+from guided_generation.sampled_keywords import sampled_keywords
+from guided_generation.verifier import Verifier, default_verifier, order_by_verifier
 from train.metrics import continuation_log_probs, sequence_log_probs
 from train.models import resolve_generator
 from train.prompts import InputFormat, input_format_for
@@ -90,7 +98,8 @@ class GuidedOutput:
     keyword : str or None
         The keyword of the row that produced it (``None``: unconstrained).
     source : str
-        ``"graph"``, ``"user"``, or ``"none"`` (unconstrained fallback or baseline).
+        ``"graph"``, ``"sampled"`` (a keyword of the generator's own sampled answers), ``"user"``,
+        or ``"none"`` (the plain search, the unconstrained fallback, or a baseline).
     matched : str or None
         The surface form of the keyword that occurs in the text.
     nll : float
@@ -105,6 +114,9 @@ class GuidedOutput:
     pmi : float or None
         Mean pointwise mutual information per token with the input (``rerank="pmi"`` only):
         ``(log P(text | input) - log P(text | empty input)) / tokens``.
+    verifier : float or None
+        The plausibility verifier's score of the output as the cause or effect of the input
+        (:mod:`guided_generation.verifier`; higher is more plausible), when it was asked.
     """
 
     text: str
@@ -115,6 +127,7 @@ class GuidedOutput:
     log_prob: float
     keywords: tuple[str, ...] = ()
     pmi: float | None = None
+    verifier: float | None = None
     token_ids: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -191,26 +204,54 @@ class GuidedGenerator:
     input_format : InputFormat, optional
         How the model is asked for a cause or an effect (default: :func:`input_format_for` the
         model: ``"cause: ..."`` for a seq2seq generator, ``"... because"`` for a causal LM).
+    verifier : Verifier, "bundled" or None
+        The plausibility verifier (:mod:`guided_generation.verifier`): ``"bundled"`` (the
+        default) loads the bundled one on first use; ``None``: none, and the options that ask
+        for it (``verify``, ``verify_keywords``, ``rerank="verifier"``) are skipped with a note.
+    parts_of_speech : callable, optional
+        Lemma → its parts of speech (default: the bundled corpus profile,
+        :func:`cause_effect_graph.parts_of_speech.default_parts_of_speech`), for
+        ``options.parts_of_speech``.
     """
 
     def __init__(self, model: Any, tokenizer: Any, graph: nx.DiGraph,
                  lemmatizer: Callable[[str], list[str]] | None = None,
-                 input_format: InputFormat | None = None) -> None:
+                 input_format: InputFormat | None = None,
+                 verifier: Verifier | Literal["bundled"] | None = "bundled",
+                 parts_of_speech: Callable[[str], Collection[str]] | None = None) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.graph = graph
         self.lemmatizer = lemmatizer
         self.input_format = input_format or input_format_for(model)
+        self._verifier = verifier
+        self._parts_of_speech = parts_of_speech
+        self._frequency: dict[str, float] | None = None
         self._decoded: OrderedDict[tuple[Any, ...], _Decoded] = OrderedDict()
         self._prior: dict[tuple[str, Any], float] = {}
+
+    @property
+    def verifier(self) -> Verifier | None:
+        """The plausibility verifier (the bundled one is loaded on first use), or ``None``."""
+        if self._verifier == "bundled":
+            self._verifier = default_verifier()
+        return self._verifier  # type: ignore[return-value]
+
+    def parts_of_speech(self, lemma: str) -> Collection[str]:
+        """The parts of speech ``lemma`` has in the corpus (empty: unknown, every form)."""
+        if self._parts_of_speech is None:
+            self._parts_of_speech = default_parts_of_speech().of
+        return self._parts_of_speech(lemma)
 
     @classmethod
     def load(cls, model: str | Path | None = None, graph: str | Path | None = None, *,
              device: str | torch.device | None = None,
-             dtype: str | torch.dtype | None = None) -> GuidedGenerator:
+             dtype: str | torch.dtype | None = None,
+             verifier: str | Path | None = "bundled") -> GuidedGenerator:
         """The default generator and the bundled graph, or those named; the model moved to
         ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`: ``"auto"``,
-        ``"cpu"``, ``"cuda:0"``, ...; ``None`` keeps the CPU and float32).
+        ``"cpu"``, ``"cuda:0"``, ...; ``None`` keeps the CPU and float32). ``verifier``:
+        ``"bundled"``, a verifier folder (:meth:`Verifier.load`), or ``None`` for none.
 
         ``model``: ``None`` (the default pretrained LM), ``"bundled"`` (dpc's seq2seq generator),
         a pretrained model's name or a model folder (:func:`train.models.resolve_generator`).
@@ -220,9 +261,12 @@ class GuidedGenerator:
         """
         if device is not None:
             device = resolve_device(device)
+        judge: Verifier | Literal["bundled"] | None = None
+        if verifier is not None:
+            judge = "bundled" if verifier == "bundled" else Verifier.load(verifier, device=device)
         loaded = resolve_generator(model)
         G = load_graph(graph) if graph is not None else default_graph()
-        return cls(place(loaded.model, device, dtype), loaded.tokenizer, G)
+        return cls(place(loaded.model, device, dtype), loaded.tokenizer, G, verifier=judge)
 
     # ------------------------------------------------------------------ steps
 
@@ -316,6 +360,18 @@ class GuidedGenerator:
         return [GuidedOutput((s.text or "").strip(), None, "none", None, s.nll, s.log_prob,
                              token_ids=tuple(s.token_ids)) for s in found]
 
+    def sample_answers(self, prompt: str, count: int, options: GuidedOptions, seed: int = 0,
+                       banned: Sequence[str | Sequence[int]] = ()) -> list[str]:
+        """``count`` answers sampled for the prompt in one batch (temperature 0.7, nucleus 0.9,
+        a fixed seed, so the same input gives the same samples), repeats once: the generator's
+        own topics, for :func:`guided_generation.sampled_keywords.sampled_keywords`."""
+        found = sample(self.model, self.tokenizer, [prompt], None, banned=list(banned) or None,
+                       options=SamplingOptions(num_samples=count, temperature=0.7, top_p=0.9,
+                                               seed=seed, max_new_tokens=options.max_new_tokens,
+                                               no_repeat_ngram_size=options.no_repeat_ngram_size),
+                       eos_token_id=self.eos_token_id)[0]
+        return list(dict.fromkeys((s.text or "").strip() for s in found if (s.text or "").strip()))
+
     def rank_by_pmi(self, outputs: Sequence[GuidedOutput], text: str, direction: str) -> list[GuidedOutput]:
         """Outputs with their ``pmi`` set, highest first (ties: lower ``nll``, then text).
 
@@ -327,10 +383,22 @@ class GuidedGenerator:
         empty-input prior is the same for every input, so it is the output's genericness that
         is taken away, not the input's; priors are kept across inputs.
         """
-        from dataclasses import replace
-
         if not outputs:
             return []
+        scored = self.with_pmi(outputs, text, direction)
+        return sorted(scored, key=lambda o: (-(o.pmi or 0.0), o.nll, o.text))
+
+    def with_pmi(self, outputs: Sequence[GuidedOutput], text: str, direction: str) -> list[GuidedOutput]:
+        """``outputs`` (same order) with ``pmi`` set: see :meth:`rank_by_pmi`."""
+        sums, lengths = self.pmi_sums(outputs, text, direction)
+        return [replace(o, pmi=v / max(n, 1)) for o, v, n in zip(outputs, sums, lengths)]
+
+    def pmi_sums(self, outputs: Sequence[GuidedOutput], text: str,
+                 direction: str) -> tuple[list[float], list[int]]:
+        """``log P(output | input) - log P(output | empty input)`` of each output (over its
+        tokens, end token included), and its number of tokens (see :meth:`rank_by_pmi`)."""
+        if not outputs:
+            return [], []
         causal = not getattr(self.model.config, "is_encoder_decoder", False)
         if causal and all(o.token_ids for o in outputs):
             cond = [o.log_prob for o in outputs]
@@ -343,8 +411,7 @@ class GuidedGenerator:
                                       end_id=self.input_format.end_id(self.tokenizer))
             prior = self._priors(texts, direction)
             lengths = [len(ids) for ids in self.tokenizer(texts)["input_ids"]]
-        scored = [replace(o, pmi=(c - p) / max(n, 1)) for o, c, p, n in zip(outputs, cond, prior, lengths)]
-        return sorted(scored, key=lambda o: (-(o.pmi or 0.0), o.nll, o.text))
+        return [c - p for c, p in zip(cond, prior)], lengths
 
     def _priors(self, texts: Sequence[str], direction: str) -> list[float]:
         """``log P(text | empty input)``, kept across inputs (generic outputs recur)."""
@@ -397,28 +464,91 @@ class GuidedGenerator:
         text, notes = self.prepare_input(text, *self.input_budget(direction, options))
         decoded = self._decode(text, direction, options, tuple(constraints), progress, tuple(banned))
         started = time.perf_counter()
-        ranked = self.rerank(decoded.merged, text, direction, options)  # merged once, by _decode
-        stats = {**decoded.stats, "rerank_seconds": round(time.perf_counter() - started, 3)}
-        return GuidedResult(text, direction, ranked, list(decoded.keywords),
-                            notes + list(decoded.notes), stats)
+        ranked, rejected = self._rerank(decoded.merged, text, direction, options)  # merged once
+        stats = {**decoded.stats, "rerank_seconds": round(time.perf_counter() - started, 3),
+                 "rejected": rejected}
+        notes = notes + list(decoded.notes)
+        if self.verifier is None and (options.verify or options.verify_keywords
+                                      or options.rerank == "verifier"):
+            notes.append("no verifier: outputs are not verified"
+                         + (", and ordered by likelihood" if options.rerank == "verifier" else ""))
+        if rejected and len(ranked) < options.k:
+            notes.append(f"the verifier rejected {rejected} of {len(decoded.merged)} outputs as "
+                         f"implausible: {len(ranked)} returned, not k={options.k}")
+        return GuidedResult(text, direction, ranked, list(decoded.keywords), notes, stats)
 
     def rerank(self, outputs: Sequence[GuidedOutput], text: str, direction: str,
                options: GuidedOptions) -> list[GuidedOutput]:
-        """The top K of ``outputs`` (distinct texts) for the input ``text``: ordered as
-        ``options.rerank`` says, outputs that restate the input moved to the end
+        """The top K of ``outputs`` (distinct texts) for the input ``text``: each scored by
+        the verifier (``options.verify``, or ``rerank="verifier"``), ordered as
+        ``options.rerank`` says, those scoring below ``options.reject_below`` dropped
+        (``options.verify``),
+        outputs that restate the input moved to the end
         (:func:`guided_generation.restatement.demote_restatements`), then at most
         ``options.template_limit`` sharing a word trigram
-        (:func:`dpc_decode.rerank.limit_templates`)."""
+        (:func:`dpc_decode.rerank.limit_templates`). Fewer than K when the verifier rejected
+        the rest."""
+        return self._rerank(outputs, text, direction, options)[0]
+
+    def _rerank(self, outputs: Sequence[GuidedOutput], text: str, direction: str,
+                options: GuidedOptions) -> tuple[list[GuidedOutput], int]:
+        """:meth:`rerank`, and how many outputs the verifier rejected."""
         merged = list(outputs)
+        judge = self.verifier if options.verify or options.rerank == "verifier" else None
+        if judge is not None and merged:
+            scores = judge.scores(text, direction, [o.text for o in merged])
+            if options.verifier_pmi_weight:  # the generator's own evidence beside the judge's
+                sums, lengths = self.pmi_sums(merged, text, direction)
+                scores = scores + options.verifier_pmi_weight * np.array(sums)
+                merged = [replace(o, pmi=v / max(n, 1)) for o, v, n in zip(merged, sums, lengths)]
+            merged = [replace(o, verifier=round(float(v), 4)) for o, v in zip(merged, scores)]
         limit = options.template_limit
         if options.rerank == "mmr":  # an MMR order long enough for the template limit to skip in
             ranked = mmr(merged, options.k * 4 if limit else options.k, options.mmr_lambda)
         elif options.rerank == "pmi":
             ranked = self.rank_by_pmi(merged, text, direction)
+        elif options.rerank == "verifier" and judge is not None:
+            ranked = order_by_verifier(merged)
         else:
             ranked = rank_by_nll(merged)
+        rejected = 0
+        if options.verify and judge is not None and options.reject_below is not None:
+            floor = options.reject_below
+            kept = [o for o in ranked if o.verifier is not None and o.verifier >= floor]
+            rejected, ranked = len(ranked) - len(kept), kept
         ranked = demote_restatements(ranked, text)
-        return limit_templates(ranked, options.k, limit) if limit else ranked[: options.k]
+        return (limit_templates(ranked, options.k, limit) if limit else ranked[: options.k]), rejected
+
+    def answer_keywords(self, text: str, prompt: str, options: GuidedOptions,
+                        banned: Sequence[str | Sequence[int]] = ()) -> list[str]:
+        """Keywords from ``options.sampled`` answers sampled for the prompt
+        (:func:`guided_generation.sampled_keywords.sampled_keywords`: the input's own lemmas
+        left out, the more frequent and the more specific first)."""
+        if not options.sampled or not options.sampled_keywords:
+            return []
+        lemmatize = self.lemmatizer or default_lemmatizer()
+        if self._frequency is None:
+            self._frequency = {v: float(d.get("cause_freq", 0)) + float(d.get("effect_freq", 0))
+                               for v, d in self.graph.nodes(data=True)}
+        samples = self.sample_answers(prompt, options.sampled, options, banned=banned)
+        return sampled_keywords(samples, lemmatize(text), lemmatize, options.sampled_keywords,
+                                self._frequency)
+
+    def choose_keywords(self, text: str, direction: str, graph: Sequence[str],
+                        sampled: Sequence[str], options: GuidedOptions) -> tuple[list[str], set[str]]:
+        """The keywords to decode, at most ``options.n``, and which of them came only from the
+        sampled answers. With the verifier (``options.verify_keywords``): the candidates (the
+        graph's first, then the sampled ones) best first by its score of each keyword as the
+        ``direction`` of ``text``; without: the sampled answers' keywords, then the graph's."""
+        own = [k for k in dict.fromkeys(sampled) if k not in set(graph)]
+        pool = list(dict.fromkeys([*graph, *own]))
+        if options.verify_keywords and self.verifier is not None and pool:
+            scores = self.verifier.scores(text, direction, pool)
+            order = sorted(range(len(pool)), key=lambda i: (-scores[i], i))
+            chosen = [pool[i] for i in order[: options.n]]
+        else:
+            chosen = [*own, *graph][: options.n]
+        return chosen, set(own) & set(chosen)
 
     def clear_cache(self) -> None:
         """Forget the kept decodes and empty-input priors (the next :meth:`generate` decodes
@@ -434,22 +564,13 @@ class GuidedGenerator:
         The last few results are kept, so generating again with only the rerank options
         changed (``rerank``, ``mmr_lambda``) reuses the decode.
         """
-        from dataclasses import replace
 
-
-        key = (text, direction, replace(options, rerank="nll", mmr_lambda=0.7), constraints, banned)
+        key = (text, direction, replace(options, rerank="nll", mmr_lambda=0.7, verify=True),
+               constraints, banned)
         if key in self._decoded:
             self._decoded.move_to_end(key)
             return self._decoded[key]
         notes: list[str] = []
-        started = time.perf_counter()
-        graph: list[str] = []
-        if options.constraint_mode in ("combine", "require"):
-            graph, messages = self.graph_keywords(text, direction, options)
-            notes += messages
-        rows = keyword_rows(graph, constraints, options.constraint_mode, options.n, options.capitalized)
-        plain = bool(rows) and options.plain_row and options.constraint_mode == "combine"
-        keyword_seconds = time.perf_counter() - started
         prompt = self.prompt(text, direction)
         bans = pronoun_bans(text) if options.pronoun_agreement else ()
         if bans:
@@ -457,7 +578,26 @@ class GuidedGenerator:
                          f"says {', '.join(bans)}")
             banned = tuple(banned) + tuple(self._word_ids(bans))
         started = time.perf_counter()
-        stats: dict[str, float] = {"rows": len(rows) + plain}
+        graph: list[str] = []
+        own: set[str] = set()
+        if options.constraint_mode in ("combine", "require"):
+            choosing = options.verify_keywords and self.verifier is not None
+            asked = replace(options, n=max(options.n, options.keyword_pool)) if choosing else options
+            graph, messages = self.graph_keywords(text, direction, asked)
+            notes += messages
+            sampled = (self.answer_keywords(text, prompt, options, banned)
+                       if options.constraint_mode == "combine" else [])
+            graph, own = self.choose_keywords(text, direction, graph, sampled, options)
+        pos_of = self.parts_of_speech if options.parts_of_speech else None
+        rows = keyword_rows(graph, constraints, options.constraint_mode, options.n,
+                            options.capitalized, pos_of=pos_of)
+        rows = [replace(r, source="sampled") if r.source == "graph" and r.keyword in own else r
+                for r in rows]
+        plain = bool(rows) and options.plain_row and options.constraint_mode == "combine"
+        keyword_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        stats: dict[str, float] = {"rows": len(rows) + plain,
+                                   "sampled_rows": sum(r.source == "sampled" for r in rows)}
         if not rows:
             notes.append("no keyword from the graph: unconstrained N-best beam search instead")
             self._fit_memory(prompt, 1, options, max(options.k, options.num_beams or 1))
@@ -501,8 +641,6 @@ class GuidedGenerator:
         memory free on the model's device, and a note saying so
         (:mod:`guided_generation.memory`); a :class:`GuidedGenerationError` with the estimate
         when one row of ``beams`` hypotheses alone does not fit."""
-        from dataclasses import replace
-
         tokens = len(self.tokenizer(prompt)["input_ids"]) + options.max_new_tokens
         per_hypothesis = model_bytes_per_hypothesis(self.model, tokens)
         free = available_bytes(self.model)
@@ -545,8 +683,6 @@ def _gather(rows: Sequence[KeywordRow], found: Sequence[Sequence[GeneratedSequen
 
 def _merge(outputs: Sequence[GuidedOutput]) -> list[GuidedOutput]:
     """Duplicates merged: the most likely copy, carrying every keyword that produced the text."""
-    from dataclasses import replace
-
 
     best: dict[str, GuidedOutput] = {}
     keywords: dict[str, list[str]] = {}

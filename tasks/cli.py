@@ -19,7 +19,7 @@ from typing import Any
 from dpc_device import add_device_arguments, resolve_device
 from dpc_errors import DpcError
 from dpc_files import atomic_open, check_output_file, check_output_folder
-from guided_generation.cli import generator_run
+from guided_generation.cli import generator_run, verifier_run
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, method_names
 from tasks.aflite.cli import add_aflite_parser
@@ -168,7 +168,8 @@ def eval_generation_command(args: argparse.Namespace) -> int:
                 raise GuidedGenerationError(f"--limit (={args.limit}) must be at least 1")
             items = items[: args.limit]
         device = resolve_device(args.device)  # before the bank and the model are read
-        run = ({**generator_run(args.model, args.graph), "bank": args.bank, "dtype": args.dtype}
+        run = ({**generator_run(args.model, args.graph), "verifier": verifier_run("bundled"),
+                "bank": args.bank, "dtype": args.dtype}
                if args.out else None)  # what the outputs.jsonl records of the run
         retriever = KnnRetriever.from_bank(args.bank) if "knn" in methods else None
         generator = GuidedGenerator.load(args.model, args.graph, device=device, dtype=args.dtype)

@@ -1,7 +1,10 @@
-"""Shared fixtures: a tiny CausalBank, a small hand-made graph, paths to the shared data."""
+"""Shared fixtures: a tiny CausalBank, a small hand-made graph, paths to the shared data, a tiny
+fake data folder for the part-of-speech profile."""
 
 from __future__ import annotations
 
+import json
+import lzma
 from pathlib import Path
 
 import networkx as nx
@@ -59,3 +62,30 @@ def bundled_or_skip() -> nx.DiGraph:
     if not DEFAULT_GRAPH.is_file():
         pytest.skip(f"the bundled graph {DEFAULT_GRAPH} is not built in this checkout")
     return default_graph()
+
+
+# ---------------------------------------------------------------- part-of-speech sources
+
+START = "*** START OF THIS PROJECT GUTENBERG EBOOK A BOOK ***"
+END = "*** END OF THIS PROJECT GUTENBERG EBOOK A BOOK ***"
+
+
+def write_xz(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(lzma.compress(("\n".join(lines) + "\n").encode("utf-8")))
+    return path
+
+
+def fake_data(root: Path) -> Path:
+    write_xz(root / "gutenberg" / "one.txt.xz", [START, "Her purse was empty.", END,
+                                                  "Project Gutenberg licence terms apply."])
+    write_xz(root / "gutenberg" / "two.txt.xz", ["The hungry baby cried."])
+    (root / "ecare").mkdir()
+    rows = [{"cause": "It rained all night.", "effect": "The streets were wet."},
+            {"cause": "It rained all night.", "effect": "The river flooded."}]
+    (root / "ecare" / "explanation_generation_train.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (root / "conceptnet").mkdir()
+    (root / "conceptnet" / "conceptnet_cause_sets.txt").write_text(
+        'heavy_rain,["flood", "wet_ground"]\n', encoding="utf-8")
+    return root

@@ -79,3 +79,24 @@ def test_query_ranks_and_filters(graph_file, capsys):
         run(["graph", "query", "babies", "--rank", "tfidf"])
     assert run(["graph", "query", "babies", "--graph", graph_file, "--hub-share", "2"]) == 2
     assert "`hub_share` (=2.0)" in capsys.readouterr().err
+
+
+def test_parts_of_speech(tmp_path, capsys):
+    from cause_effect_graph.parts_of_speech import PartsOfSpeech
+    from tests.cause_effect_graph.conftest import fake_data
+
+    data, out = fake_data(tmp_path / "data"), tmp_path / "pos.tsv.gz"
+    argv = ["graph", "parts-of-speech", "--data", str(data), "--out", str(out),
+            "--gutenberg-lines", "5", "--min-count", "1", "--no-progress"]
+    assert run(argv) == 0
+    assert "lemmas seen at least 1 times" in capsys.readouterr().out
+    assert PartsOfSpeech.load(out).of("purse") == ("NOUN",)
+    assert run(argv) == 2                                     # an existing --out is kept
+    assert "already exists; pass --overwrite" in capsys.readouterr().err
+    assert run([*argv, "--overwrite", "--min-count", "2"]) == 0
+    assert "purse" not in PartsOfSpeech.load(out)
+    assert run(["graph", "parts-of-speech", "--data", str(tmp_path / "none"),
+                "--out", str(tmp_path / "x.tsv.gz")]) == 2
+    assert "no Gutenberg text (*.txt.xz) in '" in capsys.readouterr().err
+    assert run([*argv, "--overwrite", "--min-count", "0"]) == 2
+    assert "`--min-count` (=0) has to be at least 1" in capsys.readouterr().err

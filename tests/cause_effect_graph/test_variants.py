@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cause_effect_graph.errors import GraphError
 from cause_effect_graph.variants import derived_forms, inflections, variants
 
 
@@ -46,3 +47,30 @@ def test_the_graph_is_a_vocabulary():
 
     G = nx.DiGraph([("cloud", "rainy"), ("rain", "wet")])
     assert derived_forms("rain", G) == ["rainy"]
+
+
+@pytest.mark.parametrize("lemma, pos, forms", [
+    ("purse", ("NOUN",), ["purse", "purses"]),               # no verb slot for a noun
+    ("purse", ("VERB",), ["purse", "pursed", "purses", "pursing"]),
+    ("purse", "NOUN", ["purse", "purses"]),                  # one tag as a string
+    ("purse", ("NOUN", "VERB"), ["purse", "pursed", "purses", "pursing"]),
+    ("purse", (), ["purse", "pursed", "purses", "pursing"]),  # empty: every part of speech
+    ("purse", None, ["purse", "pursed", "purses", "pursing"]),
+    ("fast", ("ADV",), ["fast", "faster", "fastest"]),
+    ("hungry", ("NOUN",), ["hungry"]),                       # none of that POS: the lemma alone
+    ("xyzzy", ("NOUN",), ["xyzzies", "xyzzy"]),              # unknown word: OOV rules of NOUN
+    ("xyzzy", ("ADJ",), ["xyzzy"]),                          # OOV rules only for nouns, verbs
+])
+def test_inflections_of_some_parts_of_speech(lemma, pos, forms):
+    assert inflections(lemma, pos=pos) == forms
+
+
+def test_variants_keep_the_pos_and_check_it():
+    assert variants("purse", capitalized=True, pos=["NOUN"]) == [
+        "purse", "purses", "Purse", "Purses"]
+    assert variants("purse", pos=[]) == variants("purse")
+    assert "lovely" in variants("love", derived={"lovely"}, pos=["VERB"])  # derived forms stay
+    with pytest.raises(GraphError, match=r"part of speech 'PROPN' \(in pos=\['PROPN'\]\)"):
+        variants("purse", pos=["PROPN"])
+    with pytest.raises(GraphError, match="part of speech 'noun'"):
+        inflections("purse", pos=("noun",))

@@ -35,15 +35,19 @@ def toy_graph() -> nx.DiGraph:
 
 def paper_options(**values: object) -> GuidedOptions:
     """The paper's pipeline (graph edge counts, NLL rerank, keyword rows only), whose mechanics
-    these tests check; the defaults add a plain row, rerank by MMR and limit templates."""
+    these tests check; the defaults add a plain row, sampled-answer keywords, the verifier's
+    choice of keywords, its rerank and rejection, keywords in their own parts of speech, and
+    limit templates."""
     return GuidedOptions(**{"rank": "weight", "rerank": "nll", "plain_row": False,
-                            "template_limit": None, **values})
+                            "template_limit": None, "verify": False, "verify_keywords": False,
+                            "sampled": 0, "parts_of_speech": False, **values})
 
 
 @pytest.fixture(scope="session")
 def generator() -> GuidedGenerator:
     m = placeholder_model()
-    return GuidedGenerator(m.model, m.tokenizer, toy_graph(), lemmatizer=toy_lemmatizer)
+    return GuidedGenerator(m.model, m.tokenizer, toy_graph(), lemmatizer=toy_lemmatizer,
+                           verifier=None)
 
 
 def bert2bert(positions: int = 64, seed: int = 0) -> tuple[object, object]:
@@ -76,4 +80,4 @@ def bert2bert(positions: int = 64, seed: int = 0) -> tuple[object, object]:
 def bert2bert_generator() -> GuidedGenerator:
     """The pipeline over :func:`bert2bert` (64 positions) and the toy graph."""
     model, tokenizer = bert2bert()
-    return GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=toy_lemmatizer)
+    return GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=toy_lemmatizer, verifier=None)

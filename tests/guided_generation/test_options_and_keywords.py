@@ -94,3 +94,41 @@ def test_keyword_set(word, capitalized, expected):
 def test_empty_keywords_are_errors(word):
     with pytest.raises(GuidedGenerationError, match="empty"):
         keyword_set(word)
+
+
+@pytest.mark.parametrize(
+    ("word", "pos", "expected"),
+    [
+        ("purse", ("NOUN",), ["purse", "purses"]),           # a noun: no "pursed", "pursing"
+        ("purse", (), ["purse", "pursed", "purses", "pursing"]),  # no evidence: every form
+        ("purse|bag", ("NOUN",), ["purse", "bag"]),          # alternatives: as written
+        ("purse strings", ("NOUN",), ["purse strings"]),     # a phrase: as written
+    ],
+)
+def test_keyword_set_of_some_parts_of_speech(word, pos, expected):
+    assert keyword_set(word, pos=pos) == expected
+
+
+@pytest.mark.parametrize("mode", ["combine", "require"])
+def test_graph_keywords_keep_their_parts_of_speech(mode):
+    def noun(word):
+        return ("NOUN",)
+
+    user = ["cry"] if mode == "require" else []
+    row = keyword_rows(["purse"], user, mode, pos_of=noun)[0]
+    assert row.source == "graph" and row.sets[0] == ["purse", "purses"]
+    assert not {"pursed", "pursing"} & {f for s in row.sets for f in s}
+    assert keyword_rows(["purse"], user, mode)[0].sets[0] == [
+        "purse", "pursed", "purses", "pursing"]                 # without pos_of: every form
+
+
+@pytest.mark.parametrize("mode", ["combine", "replace", "require", "all"])
+def test_user_keywords_keep_every_form(mode):
+    def noun(word):
+        return ("NOUN",)
+
+    rows = keyword_rows(["rain"], ["purse"], mode, pos_of=noun)
+    user_sets = [s for r in rows for s in r.sets if "purse" in s]
+    assert user_sets and all(s == ["purse", "pursed", "purses", "pursing"] for s in user_sets)
+    graph_sets = [s for r in rows for s in r.sets if "rain" in s]
+    assert all(s == ["rain", "rains"] for s in graph_sets)   # the graph's: nouns only
