@@ -91,9 +91,10 @@ class GuidedOptions:
     Attributes
     ----------
     n : int
-        Keywords taken from the Cause Effect Graph (one constraint set, hence one decoded row,
-        each). Paper: 300; default 20, chosen on COPA by generation with the pretrained default
-        generator (benchmarks/guided/RESULTS.md), whose steps cost 6x the paper-sized model's.
+        Keyword rows decoded (one constraint set, hence one decoded row, each). Paper: 300;
+        default 20. With ``verify_keywords`` the verifier chooses them among the graph's top
+        ``keyword_pool`` and the sampled answers' keywords; otherwise the graph's top ``n``
+        (after the sampled answers' keywords, when ``sampled``).
     m : int
         Outputs kept per keyword (the row's best ``m`` beams). Paper: 5; default 2.
     k : int
@@ -107,9 +108,9 @@ class GuidedOptions:
         (the paper), causal strength, positive PMI, or ``mix`` (each input lemma's share of
         edge counts × PMI; the default, chosen on COPA by generation).
     rerank : {"nll", "pmi", "mmr", "verifier"}
-        Final order (default ``mmr``, chosen on COPA by generation: as accurate as ``nll``
-        with fewer repeated templates): mean negative log-likelihood per token (lower first,
-        the paper); ``pmi``:
+        Final order (default ``verifier``, chosen on COPA-dev items 1-250 and confirmed on
+        251-500, benchmarks/guided/RESULTS.md): mean negative log-likelihood per token (lower
+        first, the paper); ``pmi``:
         mean pointwise mutual information per token with the input, ``log P(y | input) -
         log P(y | empty input)``, which demotes outputs the model would write for any input
         ("it was a man"); or maximal marginal relevance, which trades likelihood against word
@@ -162,8 +163,9 @@ class GuidedOptions:
         first 100 COPA-dev items). Only in ``combine`` mode: the other modes ask that every
         output hold the user's keywords.
     plain_m : int
-        Outputs the plain row keeps (default 4; ``max(num_beams, plain_m)`` beams): more of the
-        model's own answers than of any one keyword's (benchmarks/guided/RESULTS.md).
+        Outputs the plain row keeps (default 10, from ``max(num_beams, plain_m)`` beams: the
+        generator's own 10-best, which the verifier ranks beside the keyword rows' outputs;
+        benchmarks/guided/RESULTS.md).
     pronoun_agreement : bool
         When the input speaks of people of one gender only ("she missed the bus"), ban the
         other gender's third-person pronouns from every output (negative constraints of the
@@ -189,11 +191,11 @@ class GuidedOptions:
     constraint_mode: Literal["combine", "replace", "require", "all"] = "combine"
     capitalized: bool = False
     plain_row: bool = True
-    plain_m: int = 4
+    plain_m: int = 10
     pronoun_agreement: bool = True
     verify: bool = True
     verifier_pmi_weight: float = 0.75
-    reject_below: float | None = 10.0
+    reject_below: float | None = 5.0
     verify_keywords: bool = True
     keyword_pool: int = 24
     sampled: int = 8

@@ -49,6 +49,7 @@ class Config:
     pmi_weight: float = 0.75       # verifier score = cross-encoder + weight * PMI (sum)
     nll_weight: float = 0.0        # verifier order: score - weight * nll
     sources: tuple[str, ...] = ("graph", "sampled")
+    template_limit: int = 2        # at most this many of the top K share a word trigram
 
 
 def outputs_of(record: dict, config: Config, stored: dict) -> list[GuidedOutput]:
@@ -91,7 +92,7 @@ def top_k(record: dict, config: Config, stored: dict) -> list[GuidedOutput]:
     if config.reject is not None:
         ranked = [o for o in ranked if o.verifier is not None and o.verifier >= config.reject]
     ranked = demote_restatements(ranked, record["input"])
-    return limit_templates(ranked, K, 2)
+    return limit_templates(ranked, K, config.template_limit)
 
 
 def configs(thresholds: tuple[float, ...], ce_thresholds: tuple[float, ...]) -> list[Config]:
@@ -109,6 +110,13 @@ def configs(thresholds: tuple[float, ...], ce_thresholds: tuple[float, ...]) -> 
                             + (f", reject<{reject:g}" if reject is not None else ""),
                             keywords=kw, n=n, plain=plain, order=order, reject=reject,
                             pmi_weight=weight))
+    for kw, n in (("graph", 20), ("verified", 20), ("verified", 12)):
+        for order in ("verifier", "mmr"):
+            for reject in (None, thresholds[0]):
+                rows.append(Config(f"{kw} {n}, plain 10, {order}, pmi 0.75, template limit 1"
+                                   + (f", reject<{reject:g}" if reject is not None else ""),
+                                   keywords=kw, n=n, plain=10, order=order, reject=reject,
+                                   template_limit=1))
     rows.append(Config("no keywords: plain 10 by verifier", keywords="none", plain=10,
                        order="verifier"))
     rows.append(Config("sampled keywords only (8), plain 4, verifier", keywords="verified", n=8,
