@@ -145,9 +145,9 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
                    help="the verifier's score adds this weight times the output's PMI with the "
                    f"input under the generator (default {d.verifier_pmi_weight}; 0: the "
                    "cross-encoder alone)")
-    p.add_argument("--reject-below", type=float, default=d.reject_below,
-                   help="with --verify, drop outputs whose verifier score is below this "
-                   f"(default {d.reject_below})")
+    p.add_argument("--reject-below", type=_floor, default=d.reject_below, metavar="SCORE",
+                   help="with --verify, drop outputs whose verifier score is below this; 'none': "
+                   "keep all (default auto: 5 for the default generator, none for others)")
     p.add_argument("--verify-keywords", action=argparse.BooleanOptionalAction,
                    default=d.verify_keywords,
                    help="the verifier chooses the N keyword rows among the graph's top "
@@ -220,6 +220,16 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
         keyword_pool=args.keyword_pool, sampled=args.sampled,
         sampled_keywords=args.sampled_keywords, parts_of_speech=args.parts_of_speech,
     )
+
+
+def _floor(value: str) -> float | str | None:
+    """``--reject-below``: a number, ``auto`` or ``none``."""
+    if value in ("auto", "none"):
+        return None if value == "none" else value
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number, auto or none") from None
 
 
 def _verifier(args: argparse.Namespace) -> str | None:

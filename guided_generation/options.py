@@ -121,10 +121,13 @@ class GuidedOptions:
         Score every output with the plausibility verifier (its score is in the result) and
         drop those scoring below ``reject_below``: the result then holds fewer than K, with a
         note, rather than an answer the verifier finds implausible.
-    reject_below : float or None
-        The verifier's score under which an output is rejected (``None``: none is); chosen on
-        COPA-dev items 1-250 for the default verifier and ``verifier_pmi_weight``
-        (benchmarks/guided/RESULTS.md).
+    reject_below : float, None or "auto"
+        The verifier's score under which an output is rejected (``None``: none is). ``"auto"``
+        (the default): the floor calibrated for the generator
+        (:attr:`GuidedGenerator.reject_floor <guided_generation.pipeline.GuidedGenerator.reject_floor>`):
+        5, chosen on COPA-dev items 1-250 for the default generator, the bundled verifier and
+        ``verifier_pmi_weight=0.75`` (benchmarks/guided/RESULTS.md); none for any other
+        generator, whose PMI has another scale.
     verifier_pmi_weight : float
         The verifier's score of an output is the cross-encoder's plus this weight times the
         output's PMI with the input under the generator (``log P(y | input) - log P(y | empty
@@ -195,7 +198,7 @@ class GuidedOptions:
     pronoun_agreement: bool = True
     verify: bool = True
     verifier_pmi_weight: float = 0.75
-    reject_below: float | None = 5.0
+    reject_below: float | Literal["auto"] | None = "auto"
     verify_keywords: bool = True
     keyword_pool: int = 24
     sampled: int = 8
@@ -220,7 +223,7 @@ class GuidedOptions:
         _check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES)
         check_float("mmr_lambda", self.mmr_lambda, 0, 1, error=GuidedGenerationError)
         check_float("verifier_pmi_weight", self.verifier_pmi_weight, 0, error=GuidedGenerationError)
-        if self.reject_below is not None:
+        if self.reject_below not in (None, "auto"):
             check_float("reject_below", self.reject_below, error=GuidedGenerationError)
         check_float("length_penalty", self.length_penalty, error=GuidedGenerationError)
         if self.template_limit is not None:

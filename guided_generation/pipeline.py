@@ -75,7 +75,7 @@ from guided_generation.restatement import demote_restatements
 from guided_generation.sampled_keywords import sampled_keywords
 from guided_generation.verifier import Verifier, default_verifier, order_by_verifier
 from train.metrics import continuation_log_probs, sequence_log_probs
-from train.models import resolve_generator
+from train.models import DEFAULT_GENERATOR, resolve_generator
 from train.prompts import InputFormat, input_format_for
 
 if TYPE_CHECKING:
@@ -173,6 +173,9 @@ class GuidedResult:
                 "notes": self.notes, "stats": self.stats}
 
 
+#: The verifier score under which the default generator's outputs are rejected (chosen on
+#: COPA-dev items 1-250, benchmarks/guided/RESULTS.md).
+DEFAULT_REJECT_FLOOR = 5.0
 #: How many decodes a :class:`GuidedGenerator` keeps for reranking again.
 _DECODE_CACHE = 4
 #: How many empty-input log-likelihoods (``rerank="pmi"``) it keeps before starting afresh.
@@ -225,6 +228,9 @@ class GuidedGenerator:
         self.lemmatizer = lemmatizer
         self.input_format = input_format or input_format_for(model)
         self._verifier = verifier
+        #: The verifier score under which ``reject_below="auto"`` rejects an output: calibrated
+        #: for the default generator (set by :meth:`load`), none for others.
+        self.reject_floor: float | None = None
         self._parts_of_speech = parts_of_speech
         self._frequency: dict[str, float] | None = None
         self._decoded: OrderedDict[tuple[Any, ...], _Decoded] = OrderedDict()
@@ -266,7 +272,10 @@ class GuidedGenerator:
             judge = "bundled" if verifier == "bundled" else Verifier.load(verifier, device=device)
         loaded = resolve_generator(model)
         G = load_graph(graph) if graph is not None else default_graph()
-        return cls(place(loaded.model, device, dtype), loaded.tokenizer, G, verifier=judge)
+        generator = cls(place(loaded.model, device, dtype), loaded.tokenizer, G, verifier=judge)
+        if verifier == "bundled" and (model is None or str(model) == DEFAULT_GENERATOR):
+            generator.reject_floor = DEFAULT_REJECT_FLOOR
+        return generator
 
     # ------------------------------------------------------------------ steps
 
@@ -512,8 +521,8 @@ class GuidedGenerator:
         else:
             ranked = rank_by_nll(merged)
         rejected = 0
-        if options.verify and judge is not None and options.reject_below is not None:
-            floor = options.reject_below
+        floor = self.reject_floor if options.reject_below == "auto" else options.reject_below
+        if options.verify and judge is not None and floor is not None:
             kept = [o for o in ranked if o.verifier is not None and o.verifier >= floor]
             rejected, ranked = len(ranked) - len(kept), kept
         ranked = demote_restatements(ranked, text)

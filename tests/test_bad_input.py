@@ -486,7 +486,7 @@ OTHER_RUNS = [
     (("--k", "1"), "--k is 1 here and 2 in the file"),
     (("--max-new-tokens", "6"), "--max-new-tokens is 6 here and 5 in the file"),
     (("--length-penalty", "0.5"), "--length-penalty is 0.5 here and 1.0 in the file"),
-    (("--rerank", "nll"), "--rerank is 'nll' here and 'mmr' in the file"),
+    (("--rerank", "nll"), "--rerank is 'nll' here and 'verifier' in the file"),
     (("--no-plain-row",), "--plain-row is False here and True in the file"),
     (("--constraint", "rain"), "--constraint differs"),
     (("--banned", "hungry"), "--banned differs"),
@@ -579,7 +579,7 @@ def _api_generate_memory(paths: dict[str, str]) -> object:
 
     m = placeholder_model()
     generator = GuidedGenerator(m.model, m.tokenizer, small_graph(),
-                                lemmatizer=lambda text: ["cry"])
+                                lemmatizer=lambda text: ["cry"], verifier=None)
     return generator.generate("babies cry", "cause", GuidedOptions(n=2, m=10**6, k=1))
 
 

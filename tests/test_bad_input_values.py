@@ -266,7 +266,7 @@ def _pipeline_plain_row(paths: dict[str, str]) -> object:
 
     m = placeholder_model()
     generator = GuidedGenerator(m.model, m.tokenizer, small_graph(),
-                                lemmatizer=lambda text: ["cry"])
+                                lemmatizer=lambda text: ["cry"], verifier=None)
     return generator.generate("babies cry", "cause",
                               GuidedOptions(n=2, m=2, k=1, plain_m=10**9, max_new_tokens=4))
 

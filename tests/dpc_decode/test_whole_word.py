@@ -456,13 +456,15 @@ def test_guided_outputs_never_meet_a_keyword_inside_a_longer_word(family, monkey
 
     options = GuidedOptions(n=3, m=2, k=6, max_new_tokens=6, plain_row=False)
     model, tok = _guided_model(family)
-    generator = pipeline.GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer)
+    generator = pipeline.GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer,
+                                verifier=None)
     result = generator.generate("babies cry", "cause", options)
     assert len(result.outputs) >= 3
     for out in result.outputs:
         assert out.matched is not None and _whole_word_in(out.text, out.matched), (family, out)
 
     monkeypatch.setattr(pipeline, "TokenizeOptions", lambda **_: TokenizeOptions())
-    generator = pipeline.GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer)
+    generator = pipeline.GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer,
+                                verifier=None)
     plain = generator.generate("babies cry", "cause", options)
     assert any(not _whole_word_in(o.text, o.matched) for o in plain.outputs if o.matched), family

@@ -36,7 +36,8 @@ def causal() -> GuidedGenerator:
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2,
                                        bos_token_id=0, eos_token_id=0, pad_token_id=0)).eval()
-    return GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer)
+    return GuidedGenerator(model, tok, toy_graph(), lemmatizer=toy_lemmatizer,
+                                verifier=None)
 
 
 def test_a_causal_lm_is_asked_in_plain_english(causal):

@@ -71,6 +71,7 @@ def test_max_input_tokens_below_the_model_limit_is_kept(bert2bert_generator: Gui
 
 def test_a_model_with_no_room_for_the_input_is_one_error() -> None:
     model, tokenizer = bert2bert(positions=4)  # [CLS] cause : [SEP] fill all four
-    generator = GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=lambda s: [])
+    generator = GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=lambda s: [],
+                                verifier=None)
     with pytest.raises(GuidedGenerationError, match="the model reads 4 tokens: no room"):
         generator.generate("babies cry", "cause", paper_options(**SMALL))

@@ -40,7 +40,8 @@ def tiny_loader(name: str) -> LoadedModel:
 @pytest.fixture(scope="session")
 def generator() -> GuidedGenerator:
     m = placeholder_model()
-    return GuidedGenerator(m.model, m.tokenizer, toy_graph(), lemmatizer=toy_lemmatizer)
+    return GuidedGenerator(m.model, m.tokenizer, toy_graph(), lemmatizer=toy_lemmatizer,
+                                verifier=None)
 
 
 @pytest.fixture()

@@ -139,7 +139,8 @@ CASES = [
 @pytest.fixture(scope="module")
 def service() -> Iterator[Service]:
     model, tokenizer = bert2bert()
-    generator = GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=toy_lemmatizer)
+    generator = GuidedGenerator(model, tokenizer, toy_graph(), lemmatizer=toy_lemmatizer,
+                                verifier=None)
     yield Service(generator, max_queue=4, loader=tiny_loader, models=["tiny"])
 
 
