@@ -1,9 +1,11 @@
 """The generation methods of the paper's Table 3, on one model, behind one function.
 
 =============  ==============================================================================
-``guided``     the pipeline: Cause Effect Graph keywords, one DPC row each, NLL rerank
+``guided``     the pipeline (keywords, one DPC row each, the verifier's rejection), NLL rerank
 ``guided-pmi`` the same decode, reranked by PMI with the input (``rerank="pmi"``)
 ``guided-mmr`` the same decode, reranked by maximal marginal relevance (``rerank="mmr"``)
+``guided-verifier`` the same decode, ordered by the plausibility verifier (``rerank="verifier"``,
+               the default of ``dpc generate``)
 ``nbest``      N-best beam search without constraints (``num_beams = max(K, beams)``)
 ``sample``     random sampling: K distinct samples from the full distribution (temperature 1)
 ``knn``        KNN retrieval over a CausalBank: the other side of the pairs whose cause/effect
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
 
 __all__ = ["METHODS", "method_names", "run_method"]
 
-_RERANKS = {"guided": "nll", "guided-pmi": "pmi", "guided-mmr": "mmr"}
+_RERANKS = {"guided": "nll", "guided-pmi": "pmi", "guided-mmr": "mmr",
+            "guided-verifier": "verifier"}
 
 
 def run_method(

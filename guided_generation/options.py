@@ -43,7 +43,8 @@ CONSTRAINT_MODES = ("combine", "replace", "require", "all")
 RANKS = ("weight", "strength", "pmi", "mix")
 RERANKS = ("nll", "pmi", "mmr", "verifier")
 #: The generation methods of the paper's Table 3 (:mod:`guided_generation.baselines`).
-METHODS = ("guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold")
+METHODS = ("guided", "guided-pmi", "guided-mmr", "guided-verifier", "nbest", "sample", "knn",
+           "gold")
 
 
 def check_direction(direction: object) -> Direction:
@@ -67,7 +68,7 @@ def method_names(names: Sequence[str]) -> list[str]:
     >>> method_names(["beam"])
     Traceback (most recent call last):
     ...
-    guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, guided-pmi, guided-mmr, nbest, sample, knn, gold
+    guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, guided-pmi, guided-mmr, guided-verifier, nbest, sample, knn, gold
     """
     for name in names:
         if name not in METHODS:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,9 +96,10 @@ def split_ecare(items: Sequence[VerifierItem], seed: int = 0,
 
 
 def ecare_pair_items(path: str | Path, rng: random.Random,
-                     exclude: set[str] = frozenset()) -> list[VerifierItem]:  # type: ignore[assignment]
+                     exclude: Collection[str] = ()) -> list[VerifierItem]:
     """e-CARE (cause, effect) pairs asked both ways; the wrong candidate another pair's answer.
     Pairs with a sentence in ``exclude`` (held-back questions' sentences) are left out."""
+    exclude = set(exclude)
     pairs = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):

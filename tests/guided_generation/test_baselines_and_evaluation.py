@@ -65,7 +65,7 @@ def test_sampling_is_seeded(generator):
 @pytest.mark.parametrize(
     ("method", "kwargs", "message"),
     [
-        ("beam", {}, "method 'beam' is not one of guided, guided-pmi, guided-mmr, nbest, sample, knn, gold"),
+        ("beam", {}, "method 'beam' is not one of guided, guided-pmi, guided-mmr, guided-verifier, nbest, sample, knn, gold"),
         ("knn", {}, "method 'knn' needs a CausalBank retriever"),
         ("gold", {}, "method 'gold' needs the gold answer"),
     ],
