@@ -54,10 +54,11 @@ THRESHOLD_FILE = "verifier.json"
 
 def best_threshold(right: Sequence[float], wrong: Sequence[float]) -> float:
     """The score that best separates ``right`` answers' scores from ``wrong`` ones' (most of
-    them on the correct side; the midpoint between two neighbouring scores).
+    them on the correct side; the midpoint between two neighbouring scores; the lowest of
+    equally good cuts).
 
     >>> best_threshold([2.0, 3.0, 0.5], [-1.0, 0.0, 1.0])
-    0.75
+    0.25
     """
     if not len(right) or not len(wrong):
         raise DpcError("a threshold needs right and wrong scores")
