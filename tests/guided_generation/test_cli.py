@@ -40,8 +40,8 @@ def test_eval_generation_prints_the_table_and_saves_it(copa, tmp_path, capsys):
                    "--k", "3", "--max-new-tokens", "8", "--out", str(out)])
     printed = capsys.readouterr().out
     assert rc == 0
-    assert [line.split("|")[1].strip() for line in printed.splitlines()[2:9]] == \
-        ["guided", "guided-pmi", "guided-mmr", "nbest", "sample", "knn", "gold"]
+    assert [line.split("|")[1].strip() for line in printed.splitlines()[2:10]] == \
+        ["guided", "guided-pmi", "guided-mmr", "guided-verifier", "nbest", "sample", "knn", "gold"]
     saved = json.loads((out / "scores.json").read_text(encoding="utf-8"))
     assert saved["items"] == 2 and [m["method"] for m in saved["methods"]][0] == "guided"
     knn = next(m for m in saved["methods"] if m["method"] == "knn")
