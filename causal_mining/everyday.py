@@ -1,4 +1,4 @@
-"""Curated everyday cause–effect pairs: the e-CARE reader.
+"""Curated everyday cause–effect pairs: the e-CARE and ConceptNet readers.
 
 e-CARE (Du et al., ACL 2022, MIT) holds COPA-style questions in modern everyday English. Both of
 its tasks' files give ``(cause, effect)`` sentence pairs:
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from causal_mining.errors import BankFormatError
 
-__all__ = ["ecare_pair", "read_ecare"]
+__all__ = ["ecare_pair", "read_conceptnet", "read_ecare"]
 
 
 def _where(path: Path, line: int) -> str:
@@ -95,3 +95,50 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
                 yield ecare_pair(row, path, number)
         except UnicodeDecodeError:
             raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+
+
+def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
+    """``(cause, effect)`` of every ``cause,["effect", ...]`` line of a ConceptNet ``Causes``
+    file, ``_`` read as a space (the graph's edges, :mod:`cause_effect_graph.everyday`, and the
+    verifier's training items, :mod:`train.verifier`).
+
+    Raises
+    ------
+    BankFormatError
+        Naming the file (unreadable, not UTF-8) or the file and line of a line of another shape.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "c.txt"
+    >>> _ = f.write_text('eat_too_much,["stomach_ache", "gain_weight"]\\n')
+    >>> list(read_conceptnet(f))
+    [('eat too much', 'stomach ache'), ('eat too much', 'gain weight')]
+    """
+    path = Path(path)
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as err:
+        raise BankFormatError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
+    with handle:
+        try:
+            for number, text in enumerate(handle, 1):
+                text = text.rstrip("\r\n")
+                if not text.strip():
+                    continue
+                cause, sep, rest = text.partition(",[")
+                effects: object = None
+                if sep and cause.strip():
+                    try:
+                        effects = json.loads("[" + rest)
+                    except json.JSONDecodeError:
+                        effects = None
+                if not isinstance(effects, list) or not all(isinstance(e, str) for e in effects):
+                    raise BankFormatError(f"{_where(path, number)}: not a ConceptNet cause line "
+                                          f"('cause,[\"effect\", ...]'): {text[:60]!r}")
+                for effect in effects:
+                    yield _phrase(cause), _phrase(effect)
+        except UnicodeDecodeError:
+            raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+
+
+def _phrase(text: str) -> str:
+    return " ".join(text.replace("_", " ").split())

@@ -56,9 +56,8 @@ Examples
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -156,52 +155,13 @@ def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
     ...
     cause_effect_graph.errors.GraphError: ...c.txt:1: not a ConceptNet cause line ...
     """
-    path = Path(path)
-    with _open_text(path) as handle:
-        for number, text in enumerate(handle, 1):
-            text = text.rstrip("\r\n")
-            if not text.strip():
-                continue
-            cause, sep, rest = text.partition(",[")
-            effects: object = None
-            if sep and cause.strip():
-                try:
-                    effects = json.loads("[" + rest)
-                except json.JSONDecodeError:
-                    effects = None
-            if not isinstance(effects, list) or not all(isinstance(e, str) for e in effects):
-                raise GraphError(f"{_where(path, number)}: not a ConceptNet cause line "
-                                 f"('cause,[\"effect\", ...]'): {text[:60]!r}")
-            for effect in effects:
-                yield _phrase(cause), _phrase(effect)
+    from causal_mining.errors import BankFormatError
+    from causal_mining.everyday import read_conceptnet as read_edges
 
-
-def _phrase(text: str) -> str:
-    return " ".join(text.replace("_", " ").split())
-
-
-class _open_text:
-    """A UTF-8 text file as a context manager, with a one-line error naming it."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> Iterable[str]:
-        try:
-            self.handle = open(self.path, encoding="utf-8")
-        except OSError as err:
-            raise GraphError(f"cannot read {os.fspath(self.path)!r}: {err.strerror}") from None
-        return _decoded(self.handle, self.path)
-
-    def __exit__(self, *exc: object) -> None:
-        self.handle.close()
-
-
-def _decoded(handle: Iterable[str], path: Path) -> Iterator[str]:
     try:
-        yield from handle
-    except UnicodeDecodeError:
-        raise GraphError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+        yield from read_edges(path)
+    except BankFormatError as err:
+        raise GraphError(str(err)) from None
 
 
 #: name → (reader of one file, glob of the files to read in a folder).

@@ -549,7 +549,8 @@ class GuidedGenerator:
         sampled answers. With the verifier (``options.verify_keywords``): the candidates (the
         graph's first, then the sampled ones) best first by its score of each keyword as the
         ``direction`` of ``text``; without: the sampled answers' keywords, then the graph's."""
-        own = [k for k in dict.fromkeys(sampled) if k not in set(graph)]
+        known = set(graph)
+        own = [k for k in dict.fromkeys(sampled) if k not in known]
         pool = list(dict.fromkeys([*graph, *own]))
         if options.verify_keywords and self.verifier is not None and pool:
             scores = self.verifier.scores(text, direction, pool)

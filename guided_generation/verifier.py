@@ -8,12 +8,13 @@ plausible). The pipeline uses it twice (:mod:`guided_generation.pipeline`):
 * **before decoding**, to rank candidate keywords (the graph's and those of the generator's own
   sampled answers) as causes or effects of the input, so the rows decoded are the plausible
   ones;
-* **after decoding**, to rerank the outputs; an output scoring below :attr:`Verifier.threshold`
-  is rejected and never enters the top K: the result then holds fewer than K, with a note.
+* **after decoding**, to rerank the outputs by its score plus a weight times the output's PMI
+  under the generator; an output whose score falls below ``GuidedOptions.reject_below`` is
+  rejected and never enters the top K: the result then holds fewer than K, with a note.
 
-The threshold is part of the model: the score that best separates the right answers of
-held-back e-CARE questions from the wrong ones (:func:`best_threshold`), written beside the model
-when it is bundled.
+:attr:`Verifier.threshold` is the cross-encoder's own cut: the score that best separates the
+right answers of held-back e-CARE questions from the wrong ones (:func:`best_threshold`),
+written beside the model when it is bundled.
 
 >>> verifier = Verifier.load()
 >>> s = verifier.scores("the baby cried", "cause", ["the baby was hungry", "the sun rose"])
@@ -87,7 +88,9 @@ class Verifier:
         A multiple-choice :class:`train.cross_encoder.CrossEncoder` trained on
         :func:`train.verifier.question` texts.
     threshold
-        Outputs scoring below it are rejected (``None``: none is).
+        The cross-encoder's own cut between right and wrong answers of held-back e-CARE
+        questions (``None``: not measured). The pipeline's floor is on its combined score
+        (:attr:`GuidedOptions.reject_below <guided_generation.options.GuidedOptions>`).
     """
 
     def __init__(self, model: CrossEncoder, threshold: float | None = None) -> None:
@@ -125,10 +128,6 @@ class Verifier:
             return np.zeros(0)
         q = question(text, direction)
         return self.model.logits([q] * len(candidates), list(candidates))[:, 0].astype(float)
-
-    def accepts(self, score: float) -> bool:
-        """Whether an output with this score may enter the top K."""
-        return self.threshold is None or score >= self.threshold
 
 
 def order_by_verifier(outputs: Sequence[T], nll_weight: float = 0.0) -> list[T]:

@@ -26,23 +26,23 @@ training.
 'The baby cried because'
 >>> question("it rained", "effect")
 'it rained, so'
->>> phrase("stage_fright")
-'stage fright'
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from causal_mining.errors import BankFormatError
+from causal_mining.everyday import read_conceptnet, read_ecare
 from causal_mining.pair import check_direction
 from train.errors import TrainDataError
 
-__all__ = ["VerifierItem", "conceptnet_items", "ecare_pair_items", "ecare_questions", "phrase",
-           "question", "split_ecare", "verifier_items"]
+__all__ = ["VerifierItem", "conceptnet_items", "ecare_pair_items", "ecare_questions", "question",
+           "split_ecare", "verifier_items"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,14 @@ def question(text: str, direction: str) -> str:
     return f"{text} because" if direction == "cause" else f"{text}, so"
 
 
-def phrase(concept: str) -> str:
-    """A ConceptNet concept as words (``"stage_fright"`` → ``"stage fright"``)."""
-    return concept.replace("_", " ").strip()
+def _read(reader: Callable[[str | Path], Iterable[tuple[str, str]]],
+          path: str | Path) -> list[tuple[str, str]]:
+    """The pairs a :mod:`causal_mining.everyday` reader gives, its errors as
+    :class:`TrainDataError`."""
+    try:
+        return list(reader(path))
+    except BankFormatError as err:
+        raise TrainDataError(str(err)) from None
 
 
 def ecare_questions(path: str | Path) -> list[VerifierItem]:
@@ -100,18 +105,8 @@ def ecare_pair_items(path: str | Path, rng: random.Random,
     """e-CARE (cause, effect) pairs asked both ways; the wrong candidate another pair's answer.
     Pairs with a sentence in ``exclude`` (held-back questions' sentences) are left out."""
     exclude = set(exclude)
-    pairs = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                cause, effect = str(row["cause"]).strip(), str(row["effect"]).strip()
-            except (ValueError, KeyError, TypeError) as err:
-                raise TrainDataError(f"{path}:{number} is not an e-CARE pair ({err})") from None
-            if cause and effect and cause not in exclude and effect not in exclude:
-                pairs.append((cause, effect))
+    pairs = [(c.strip(), e.strip()) for c, e in _read(read_ecare, path)]
+    pairs = [(c, e) for c, e in pairs if c and e and c not in exclude and e not in exclude]
     items = []
     for cause, effect in pairs:
         other = pairs[rng.randrange(len(pairs))]
@@ -127,21 +122,10 @@ def conceptnet_items(path: str | Path, rng: random.Random) -> list[VerifierItem]
     """ConceptNet ``Causes`` edges asked both ways: asking for an effect, the wrong candidate is
     another edge's effect; asking for a cause, it is a sibling (another effect of the same cause:
     the swapped direction) where the cause has one, else another edge's cause."""
-    edges: list[tuple[str, str]] = []
+    edges = [(c, e) for c, e in _read(read_conceptnet, path) if c and e]
     effects_of: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            cause, _, rest = line.partition(",")
-            try:
-                effects = json.loads(rest)
-            except ValueError as err:
-                raise TrainDataError(f"{path}:{number} is not `cause,[effects]` ({err})") from None
-            cause = phrase(cause)
-            kept = [phrase(e) for e in effects if isinstance(e, str) and phrase(e)]
-            effects_of[cause] = kept
-            edges += [(cause, e) for e in kept]
+    for cause, effect in edges:
+        effects_of.setdefault(cause, []).append(effect)
     items = []
     for cause, effect in edges:
         other = edges[rng.randrange(len(edges))]

@@ -101,11 +101,9 @@ def main() -> None:
             started = time.process_time()
             graph, _ = generator.graph_keywords(text, direction, options)
             seconds["graph"] = time.process_time() - started
-            rows = keyword_rows(graph, [], "combine", n=args.graph, pos_of=pos_of) if pos_of \
-                else keyword_rows(graph, [], "combine", n=args.graph)
+            rows = keyword_rows(graph, [], "combine", n=args.graph, pos_of=pos_of)
             graph_set = {r.keyword for r in rows}
-            own_rows = [r for r in (keyword_rows(own, [], "combine", n=args.own, pos_of=pos_of)
-                                    if pos_of else keyword_rows(own, [], "combine", n=args.own))
+            own_rows = [r for r in keyword_rows(own, [], "combine", n=args.own, pos_of=pos_of)
                         if r.keyword not in graph_set]
             own_rows = [replace(r, source="sampled") for r in own_rows]
             started = time.process_time()
