@@ -77,9 +77,8 @@ def _nucleus_by_threshold(scores: torch.Tensor, top_p: float) -> torch.Tensor | 
     """The top-p filter of :func:`filter_top_k_top_p`, bit for bit, from a sort of the values
     alone, on a CPU; ``None`` where it cannot tell (the caller then sorts with indices).
 
-    ``torch.sort`` also orders the indices, and costs ~5.5 ms per 49k-token row on one CPU
-    thread, against ~1.5 ms for numpy's sort of the values; a top-p step of 8 samples spent
-    ~40 ms there. The sorted values, their softmax and cumulative sum are the same tensors as
+    ``torch.sort`` also orders the indices, which numpy's sort of the values alone does not
+    need (the cost side by side: ``benchmarks/sampling_top_p.py``). The sorted values, their softmax and cumulative sum are the same tensors as
     the sort-and-scatter's, so ``drop`` is the same; the tokens kept are then those at or above
     the last kept value, unless the drops are not a prefix of the order or that value is tied
     with the first dropped one (which of the tied tokens a sort puts first decides then). NaN
