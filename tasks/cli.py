@@ -23,6 +23,7 @@ from guided_generation.cli import generator_run, verifier_run
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import METHODS, GuidedOptions, method_names
 from tasks.aflite.cli import add_aflite_parser
+from tasks.commongen.cli import add_commongen_parser
 from tasks.copa.dataset import read_copa
 from tasks.copa.scorers import available_scorers, make_scorer
 from tasks.copa.scoring import decide_all
@@ -34,10 +35,12 @@ __all__ = ["add_eval_commands", "add_eval_copa_parser", "add_eval_generation_par
 
 
 def add_task_parsers(sub: Any) -> None:
-    """Add the task pipelines' command groups: ``dpc swag``, ``dpc aflite``, ``dpc inli``."""
+    """Add the task pipelines' command groups: ``dpc swag``, ``dpc aflite``, ``dpc inli``,
+    ``dpc commongen``."""
     add_swag_parser(sub)
     add_aflite_parser(sub)
     add_inli_parser(sub)
+    add_commongen_parser(sub)
 
 
 def add_eval_commands(evals: Any) -> None:

@@ -37,7 +37,7 @@ from dpc_files import write_json
 from train.errors import TrainConfigError, TrainError
 
 __all__ = ["LORA_TARGETS", "LoraFiles", "LoraOptions", "attach_lora", "check_run", "load_base",
-           "load_merged", "lora_targets", "train_lora"]
+           "load_merged", "lora_targets", "merged_lora_folder", "train_lora"]
 
 #: The projections that get an adapter, where the model has them (Llama-type names).
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -344,3 +344,46 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     if not stopped:
         state_path.unlink(missing_ok=True)
     return summary
+
+
+def merged_lora_folder(base: str | Path, adapter: str | Path, r: int, alpha: int,
+                       progress: bool = True) -> Path:
+    """A Hugging Face folder holding ``base`` with the adapter file merged in, made on first use
+    under the cache (:func:`train.pretrained.cache_root`), named after the adapter's SHA-256 and
+    ``(base, r, alpha)`` (:func:`train.pretrained.build_folder`: nothing half-written is left by
+    an interrupted merge); later loads read it directly, as fast as the base model, without
+    importing ``peft`` or wrapping and merging every projection again."""
+    import hashlib
+    import sys
+
+    from transformers.utils import logging as hf_logging
+
+    from train.pretrained import build_folder, cache_root
+
+    digest = hashlib.sha256()
+    try:
+        digest.update(Path(adapter).read_bytes())
+    except OSError as err:
+        raise TrainError(f"cannot read the adapter {os.fspath(adapter)!r}: {err.strerror}"
+                         ) from None
+    digest.update(json.dumps({"base": str(base), "r": r, "alpha": alpha},
+                             sort_keys=True).encode("utf-8"))
+    target = cache_root() / "models" / f"{Path(str(base)).name}-lora-{digest.hexdigest()[:16]}"
+    if (target / "model.safetensors").is_file():
+        return target
+    if progress:
+        print(f"dpc: merging the adapter {os.fspath(adapter)} into {base} (once) into {target}",
+              file=sys.stderr)
+    model, tokenizer = load_merged(base, adapter, r, alpha)
+
+    def write(work: Path) -> None:
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # "Writing model shards" for one small file
+        try:
+            model.save_pretrained(os.fspath(work), safe_serialization=True)
+            tokenizer.save_pretrained(os.fspath(work))
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
+
+    return build_folder(target, write)

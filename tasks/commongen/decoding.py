@@ -1,0 +1,151 @@
+"""Concept sets to sentences with the CommonGen generator, in one of three modes.
+
+==============  ================================================================================
+mode            what the engine is asked
+==============  ================================================================================
+``plain``       beam search, no constraint (the generator alone)
+``conjunctive`` every concept as given, one alternative each: the lemma must appear as written
+                (``stand`` is not met by "stood"), what a conjunctive decoder (fairseq, DBA) does
+                with a form picked in advance
+``dpc``         every concept as the set of its inflections (:func:`concept_forms`:
+                lemminflect, restricted to the concept's tagged part of speech where the set is
+                tagged): ``stand_V`` is {stand, stands, stood, standing}, ``field_N`` {field,
+                fields}; one decode meets one form of each set
+==============  ================================================================================
+
+Constrained modes match whole words (``field`` is not met inside "fielder") and accept a form
+capitalised at the start of the sentence. The sentence is the output's first line: the generator
+was trained to end it with a line break (:mod:`tasks.commongen.generator`), and line-break
+tokens that would continue past it are never generated.
+
+>>> from tasks.commongen.dataset import parse_concept_set
+>>> field, stand = parse_concept_set("field_N#stand_V")
+>>> concept_forms(stand, "dpc")
+['stand', 'standing', 'stands', 'stood']
+>>> concept_forms(field, "dpc"), concept_forms(field, "conjunctive")
+(['field', 'fields'], ['field'])
+>>> constraint_sets((field, stand), "plain") is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import SuppressTokensLogitsProcessor
+
+from cause_effect_graph.variants import variants
+from dpc_decode import TokenizeOptions
+from dpc_decode import generate as dpc_generate
+from dpc_device import place
+from dpc_errors import check_int
+from tasks.commongen.dataset import Concept, ConceptSet
+from tasks.commongen.generator import load_commongen_lm, prompt
+from tasks.errors import TaskError
+
+__all__ = ["MODES", "DecodeSettings", "Sentence", "SentenceGenerator", "concept_forms",
+           "constraint_sets"]
+
+MODES = ("plain", "conjunctive", "dpc")
+#: CommonGen's tags -> the parts of speech of :func:`cause_effect_graph.variants.variants`.
+UPOS = {"N": "NOUN", "V": "VERB", "A": "ADJ", "J": "ADJ", "R": "ADV"}
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise TaskError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    return mode
+
+
+def concept_forms(concept: Concept, mode: str) -> list[str]:
+    """The lower-case forms that meet ``concept`` in ``mode``: the lemma alone
+    (``conjunctive``), or its inflections in its tagged part of speech (``dpc``; every part of
+    speech when untagged or tagged with one lemminflect does not inflect)."""
+    if _check_mode(mode) == "conjunctive":
+        return [concept.lemma]
+    if mode == "plain":
+        return []
+    pos = UPOS.get(concept.pos or "")
+    return variants(concept.lemma, pos=[pos] if pos else None)
+
+
+def constraint_sets(concepts: ConceptSet, mode: str) -> list[list[str]] | None:
+    """The engine's constraint sets of one concept set (``None`` in ``plain`` mode)."""
+    if _check_mode(mode) == "plain":
+        return None
+    return [concept_forms(c, mode) for c in concepts]
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How sentences are decoded: the mode, beams, the length cap and how many sets a batch."""
+
+    mode: str = "dpc"
+    num_beams: int = 5
+    max_new_tokens: int = 32
+    batch_size: int = 16
+
+    def __post_init__(self) -> None:
+        _check_mode(self.mode)
+        check_int("num_beams", self.num_beams, 1)
+        check_int("max_new_tokens", self.max_new_tokens, 1)
+        check_int("batch_size", self.batch_size, 1)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One decoded sentence: its text, whether it meets every set of its mode (``None`` in
+    ``plain`` mode) and its beam score."""
+
+    text: str
+    satisfied: bool | None
+    score: float
+
+
+class SentenceGenerator:
+    """A causal LM that writes a sentence after :func:`~tasks.commongen.generator.prompt`, and
+    its tokenizer. The line break (and the tokenizer's EOS) ends a sentence; tokens holding a
+    line break inside them are never generated."""
+
+    def __init__(self, model: Any, tokenizer: Any) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        newline = tokenizer("\n", add_special_tokens=False).input_ids
+        self.eos = [tokenizer.eos_token_id] + ([newline[-1]] if len(newline) == 1 else [])
+        texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+        self.line_breaks = [i for i, t in enumerate(texts) if "\n" in t and i not in self.eos]
+
+    @classmethod
+    def load(cls, folder: str | Path, *, device: str | torch.device | None = None,
+             dtype: str | torch.dtype | None = None) -> SentenceGenerator:
+        """The generator ``dpc commongen train`` saved in ``folder``, on ``device`` in ``dtype``
+        (:func:`dpc_device.place`; ``None``: the CPU, float32)."""
+        if not Path(folder).is_dir():
+            raise TaskError(f"no CommonGen generator folder {os.fspath(folder)!r}")
+        loaded = load_commongen_lm(folder)
+        return cls(place(loaded.model, device, dtype), loaded.tokenizer)
+
+    def generate(self, sets: Sequence[ConceptSet], settings: DecodeSettings = DecodeSettings()
+                 ) -> list[Sentence]:
+        """One sentence per concept set, decoded in ``settings.mode``."""
+        if not sets:
+            return []
+        constraints = [constraint_sets(s, settings.mode) for s in sets]
+        processors = ([SuppressTokensLogitsProcessor(self.line_breaks, device=self.model.device)]
+                      if self.line_breaks else None)
+        outs = dpc_generate(
+            self.model, self.tokenizer, [prompt(s) for s in sets],
+            None if settings.mode == "plain" else constraints,
+            tokenize=TokenizeOptions(capitalized=True, whole_word=True),
+            num_beams=settings.num_beams, max_new_tokens=settings.max_new_tokens,
+            eos_token_id=self.eos, batch_size=settings.batch_size, generation_config=None,
+            logits_processor=processors)
+        return [Sentence(" ".join((out[0].text or "").split("\n")[0].split()),
+                         None if settings.mode == "plain" else bool(out[0].satisfied),
+                         float(out[0].score))
+                for out in outs]

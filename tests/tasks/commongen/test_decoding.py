@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpc_errors import DpcError
+from tasks.commongen.dataset import parse_concept_set
+from tasks.commongen.decoding import (
+    DecodeSettings,
+    SentenceGenerator,
+    concept_forms,
+    constraint_sets,
+)
+
+
+def test_forms_follow_the_tagged_part_of_speech() -> None:
+    walk_noun, walk_verb, walk = (parse_concept_set(s)[0] for s in ("walk_N", "walk_V", "walk"))
+    assert concept_forms(walk_noun, "dpc") == ["walk", "walks"]
+    assert concept_forms(walk_verb, "dpc") == ["walk", "walked", "walking", "walks"]
+    assert concept_forms(walk, "dpc") == ["walk", "walked", "walking", "walks"]
+    # a noun concept gets no verb form: "purse" is never forced in as "pursed"
+    assert "pursed" not in concept_forms(parse_concept_set("purse_N")[0], "dpc")
+    assert concept_forms(walk_verb, "conjunctive") == ["walk"]
+    assert constraint_sets(parse_concept_set("dog_N#run_V"), "conjunctive") == [["dog"], ["run"]]
+
+
+def test_bad_settings_name_the_value() -> None:
+    with pytest.raises(DpcError, match="'greedy'"):
+        DecodeSettings(mode="greedy")
+    with pytest.raises(DpcError, match="num_beams"):
+        DecodeSettings(num_beams=0)
+
+
+def test_every_mode_decodes_and_dpc_meets_every_concept(commongen_model: Path) -> None:
+    generator = SentenceGenerator.load(commongen_model)
+    sets = [parse_concept_set("dog_N#frisbee_N#catch_V"), parse_concept_set("ski_V#mountain_N")]
+    plain = generator.generate(sets, DecodeSettings(mode="plain", num_beams=2, max_new_tokens=12))
+    assert [s.satisfied for s in plain] == [None, None]
+    for mode in ("conjunctive", "dpc"):
+        out = generator.generate(sets, DecodeSettings(mode=mode, num_beams=2, max_new_tokens=12))
+        assert all(s.satisfied for s in out), (mode, out)
+        for sentence, concepts in zip(out, sets, strict=True):
+            words = sentence.text.lower().replace(".", " ").split()
+            assert "\n" not in sentence.text
+            for concept in concepts:  # whole words, one form of each concept
+                assert set(words) & set(concept_forms(concept, mode)), (mode, sentence, concept)
+    assert generator.generate([], DecodeSettings()) == []
