@@ -190,11 +190,12 @@ def test_resuming_with_other_options_is_refused(tokenizer, tiny_bank: Path, tmp_
 
     base = {"bank": str(tiny_bank), "out": str(tmp_path / "cb"), "pairs": 8, "batch_size": 2,
             "dev_pairs": 0, "checkpoint_every": 1, "progress": False}
-    real_save = cb._save_state
-    monkeypatch.setattr(cb, "_save_state", lambda path, state: (real_save(path, state), stop()))
+    real_save = cb.save_checkpoint
+    monkeypatch.setattr(cb, "save_checkpoint",
+                        lambda *args, **kwargs: (real_save(*args, **kwargs), stop()))
     with pytest.raises(KeyboardInterrupt):
         continue_training(CausalBertOptions(**base), tiny_model(tokenizer), tokenizer)
-    monkeypatch.setattr(cb, "_save_state", real_save)
+    monkeypatch.setattr(cb, "save_checkpoint", real_save)
     with pytest.raises(TrainError, match="interrupted run with other options"):
         continue_training(CausalBertOptions(**{**base, "lr": 1e-2}), tiny_model(tokenizer),
                           tokenizer)
