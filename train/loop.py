@@ -227,12 +227,12 @@ def _step(forward: Forward, optimizer: torch.optim.Optimizer, scheduler: Any,
         loss.backward()
         shown = shown.detach()
     else:
-        total = torch.zeros(())
+        parts = []
         for micro in range(options.accumulate):
             loss, part = _split(forward(step, micro))
             (loss / options.accumulate).backward()
-            total = part.detach() + total.to(part.device)
-        shown = total / options.accumulate
+            parts.append(part.detach())
+        shown = torch.stack(parts).mean()  # on the losses' device: no copy to the host
     if options.clip_norm is not None:
         torch.nn.utils.clip_grad_norm_(clipped, options.clip_norm)
     optimizer.step()
