@@ -218,3 +218,20 @@ def test_a_state_that_does_not_fit_is_named(tmp_path: Path) -> None:
     del saved["step"]
     with pytest.raises(CheckpointError, match="state.safetensors.*does not fit"):
         resume(saved, path, optimizer)
+
+
+def test_the_loop_reads_no_tensor_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``.item()``, ``float()``, ``bool()`` or ``.tolist()`` of a tensor inside the loop's own
+    steps (each a device sync on a GPU); only a trainer's hooks may read a loss."""
+    model = _model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def refuse(self: torch.Tensor, *args: object) -> None:
+        raise AssertionError("the loop read a tensor on the host")
+
+    for name in ("item", "__float__", "__bool__", "tolist"):
+        monkeypatch.setattr(torch.Tensor, name, refuse)
+    state = run_loop(lambda step, micro: _mse(model, slice(2 * micro, 2 * micro + 2)), optimizer,
+                     LoopOptions(total_steps=3, accumulate=2, clip_norm=1.0, progress=False))
+    monkeypatch.undo()
+    assert state.step == 3
