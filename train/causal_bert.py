@@ -38,7 +38,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,17 +49,11 @@ from torch import nn
 
 from dpc_device import autocast, resolve_device, resolve_dtype
 from dpc_files import check_output_folder, claim_output_folder
-from train.checkpoint import (
-    CheckpointError,
-    capture_rng,
-    legacy_checkpoint_error,
-    load_state,
-    restore_rng,
-    save_state,
-)
+from train.checkpoint import CheckpointError, legacy_checkpoint_error, load_state
 from train.cross_encoder import mean_pool
 from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
+from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 from train.models import minilm_tokenizer_path
 from train.options import CausalBertOptions  # re-exported: its old home
 
@@ -279,6 +272,52 @@ def ranking_accuracy(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair], s
     return wins / len(pairs)
 
 
+@dataclass
+class _Order:
+    """Where the margin training is in its data: the epoch, its shuffled order of the pairs
+    (``None`` until the epoch's first batch draws it) and the position in that order."""
+
+    epoch: int = 0
+    start: int = 0
+    order: list[int] | None = None
+
+    def next_batch(self, n: int, batch_size: int, rng: random.Random) -> list[int]:
+        """The indices of the next batch, moving on to a new epoch (a new shuffle drawn from
+        ``rng``) when this one is used up."""
+        if self.order is not None and self.start >= len(self.order):
+            self.epoch, self.order = self.epoch + 1, None
+        if self.order is None:
+            self.order = list(range(n))
+            rng.shuffle(self.order)
+            self.start = 0
+        idx = self.order[self.start:self.start + batch_size]
+        self.start += batch_size
+        return idx
+
+
+def _resume_margin(path: Path, model: CausalBert, optimizer: torch.optim.Optimizer,
+                   rng: random.Random) -> tuple[LoopState, _Order, list[float]]:
+    """Weights, optimizer and both random generators put back from the checkpoint at
+    ``path``; the loop state, the data position and the losses so far."""
+    state = load_state(path)
+    try:
+        model.load_state_dict(state["model"])
+        rng.setstate(state["python_rng"])
+        epoch, start, seconds = state["epoch"], state["start"], state["seconds"]
+        if not all(isinstance(v, int) for v in (epoch, start)) or \
+                not isinstance(seconds, (int, float)):
+            raise TypeError("epoch, start or seconds is not a number")
+        order, losses = state["order"].tolist(), state["losses"].tolist()
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as err:
+        raise CheckpointError(f"checkpoint {os.fspath(path)!r} does not fit this run "
+                              f"({type(err).__name__}: {str(err).splitlines()[0]}); delete "
+                              "it to train from the start") from None
+    # a checkpoint without the loop's own entries counts its steps by its losses
+    state.setdefault("step", len(losses))
+    state.setdefault("elapsed", seconds)
+    return resume(state, path, optimizer), _Order(epoch, start, order), losses
+
+
 def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
                  options: CausalBertOptions, checkpoint: Path | None = None,
                  extra: dict[str, Any] | None = None, *,
@@ -297,73 +336,43 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
     torch.manual_seed(options.seed)
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad],
                                  lr=options.lr)
-    epoch, start, order, losses, seconds = 0, 0, None, [], 0.0
-    run_start = time.perf_counter()
+    start, data, losses = LoopState(), _Order(), []
     if checkpoint is not None and os.path.lexists(checkpoint):
-        state = load_state(checkpoint)
-        try:
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            rng.setstate(state["python_rng"])
-            restore_rng(state["rng"])
-            epoch, start, seconds = state["epoch"], state["start"], state["seconds"]
-            if not all(isinstance(v, int) for v in (epoch, start)) or \
-                    not isinstance(seconds, (int, float)):
-                raise TypeError("epoch, start or seconds is not a number")
-            order, losses = state["order"].tolist(), state["losses"].tolist()
-        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as err:
-            raise CheckpointError(f"checkpoint {os.fspath(checkpoint)!r} does not fit this run "
-                                  f"({type(err).__name__}: {str(err).splitlines()[0]}); delete "
-                                  "it to train from the start") from None
+        start, data, losses = _resume_margin(checkpoint, model, optimizer, rng)
     steps_per_epoch = math.ceil(len(pairs) / options.batch_size)
-    bar = None
-    if options.progress:
-        from tqdm import tqdm
 
-        bar = tqdm(total=steps_per_epoch * options.epochs, initial=len(losses), unit="step",
-                   file=sys.stderr, desc="causal-bert")
+    def forward(step: int, micro: int) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = data.next_batch(len(pairs), options.batch_size, rng)
+        positives = [pairs[i] for i in idx]
+        negatives = [corrupt(pairs, i, rng) for i in idx]
+        with autocast(_device(model), dtype):
+            scores = score_pairs(model, tokenizer, positives + negatives, options.max_tokens)
+            pos, neg = scores[:len(idx)], scores[len(idx):]  # (b,), (b,)
+            hinge = margin_loss(pos, neg, options.margin).mean()
+            return hinge + options.l2 / 2 * _l2(model), hinge
+
+    def save(state: LoopState) -> None:
+        assert data.order is not None and checkpoint is not None  # after a step, with a path
+        save_checkpoint(checkpoint, state, optimizer, extra={
+            "model": model.state_dict(), "python_rng": rng.getstate(),
+            "epoch": data.epoch, "start": data.start,
+            # tensors, not JSON: one entry per pair and per step of a long run
+            "order": torch.tensor(data.order, dtype=torch.int64),
+            "losses": torch.tensor(losses, dtype=torch.float64),
+            "seconds": state.elapsed, "extra": extra or {}})
+
     model.train()
-    while epoch < options.epochs:
-        if order is None:
-            order = list(range(len(pairs)))
-            rng.shuffle(order)
-            start = 0
-        while start < len(order):
-            idx = order[start:start + options.batch_size]
-            positives = [pairs[i] for i in idx]
-            negatives = [corrupt(pairs, i, rng) for i in idx]
-            with autocast(_device(model), dtype):
-                scores = score_pairs(model, tokenizer, positives + negatives, options.max_tokens)
-                pos, neg = scores[:len(idx)], scores[len(idx):]  # (b,), (b,)
-                hinge = margin_loss(pos, neg, options.margin).mean()
-                loss = hinge + options.l2 / 2 * _l2(model)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(float(hinge.detach()))
-            start += options.batch_size
-            if checkpoint is not None and len(losses) % options.checkpoint_every == 0:
-                _save_state(checkpoint, {
-                    "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "python_rng": rng.getstate(), "rng": capture_rng(),
-                    "epoch": epoch, "start": start,
-                    # tensors, not JSON: one entry per pair and per step of a long run
-                    "order": torch.tensor(order, dtype=torch.int64),
-                    "losses": torch.tensor(losses, dtype=torch.float64),
-                    "seconds": seconds + time.perf_counter() - run_start, "extra": extra or {}})
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{sum(losses[-20:]) / len(losses[-20:]):.3f}")
-        epoch, order = epoch + 1, None
-    if bar is not None:
-        bar.close()
+    run_loop(forward, optimizer,
+             LoopOptions(total_steps=steps_per_epoch * options.epochs,
+                         progress=options.progress, desc="causal-bert"),
+             start=start,
+             hooks=LoopHooks(
+                 record=lambda state, hinge: losses.append(float(hinge)),
+                 postfix=lambda state, hinge: {
+                     "loss": f"{sum(losses[-20:]) / len(losses[-20:]):.3f}"},
+                 save=save if checkpoint is not None else None,
+                 save_due=lambda step: step % options.checkpoint_every == 0))
     return losses
-
-
-def _save_state(path: Path, state: dict[str, Any]) -> None:
-    """Write the checkpoint (:func:`train.checkpoint.save_state`: a temporary file renamed over
-    ``path``, never a torn file)."""
-    save_state(path, state)
 
 
 def _refuse_legacy_checkpoint(out: Path) -> None:

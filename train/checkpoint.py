@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from dpc_files import atomic_write_bytes
 from train.errors import TrainError
 
 __all__ = ["CheckpointError", "capture_rng", "check_safetensors", "decode", "encode",
@@ -118,15 +119,12 @@ def _hashable(key: Any) -> Any:
 
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` to ``path`` (a temporary file renamed over it: never a torn file)."""
-    from safetensors.torch import save_file
+    """Write ``state`` to ``path`` whole or not at all (:func:`dpc_files.atomic_write_bytes`)."""
+    from safetensors.torch import save
 
     tensors: dict[str, torch.Tensor] = {}
     tree = json.dumps(encode(state, tensors), separators=(",", ":"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(tensors, os.fspath(tmp), metadata={FORMAT_KEY: FORMAT, TREE_KEY: tree})
-    tmp.replace(path)
+    atomic_write_bytes(path, save(tensors, metadata={FORMAT_KEY: FORMAT, TREE_KEY: tree}))
 
 
 def load_state(path: Path) -> dict[str, Any]:

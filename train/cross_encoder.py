@@ -38,7 +38,6 @@ import math
 import os
 import random
 import shutil
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -50,15 +49,9 @@ from torch import nn
 
 from dpc_device import autocast, place, resolve_training
 from dpc_files import write_json
-from train.checkpoint import (
-    CheckpointError,
-    capture_rng,
-    check_safetensors,
-    load_state,
-    restore_rng,
-    save_state,
-)
+from train.checkpoint import CheckpointError, check_safetensors, load_state
 from train.errors import ModelFolderError, TrainDataError
+from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 
 __all__ = [
     "CONFIG_FILE",
@@ -421,6 +414,86 @@ def _fingerprint(texts: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
+def _epoch_batches(n_items: int, lengths: Sequence[int], options: CrossEncoderOptions,
+                   epoch: int) -> list[list[int]]:
+    """The items of each batch of ``epoch``: a seeded shuffle; with ``group_by_length``, each run
+    of 50 batches sorted by length (less padding) and the batches shuffled again."""
+    g = torch.Generator().manual_seed(options.seed * 1000003 + epoch)
+    perm = torch.randperm(n_items, generator=g).tolist()
+    bs = options.batch_size
+    if not options.group_by_length:
+        return [perm[j:j + bs] for j in range(0, n_items, bs)]
+    batches: list[list[int]] = []
+    for c in range(0, n_items, bs * 50):
+        chunk = sorted(perm[c:c + bs * 50], key=lambda i: lengths[i])
+        batches += [chunk[j:j + bs] for j in range(0, len(chunk), bs)]
+    shuffle = torch.randperm(len(batches), generator=g).tolist()
+    return [batches[i] for i in shuffle]
+
+
+def _dev_accuracy(model: CrossEncoder, dev: tuple[Sequence[str], Sequence[str] | None,
+                                                  Sequence[int]],
+                  group: int, options: CrossEncoderOptions, where: torch.device,
+                  precision: torch.dtype) -> float:
+    """Share of ``dev`` items the model gets right (the argmax of an item's choices in
+    multiple-choice mode, of the labels in pair mode)."""
+    da, db, dy = dev
+    with autocast(where, precision):
+        logits = model.logits(da, db, batch_size=options.eval_batch_size)
+    pred = logits[:, 0].reshape(-1, group).argmax(1) if model.mode == "choice" \
+        else logits.argmax(1)
+    return float((pred == np.asarray(dy)).mean())
+
+
+def _optimizer(model: CrossEncoder, options: CrossEncoderOptions,
+               total_steps: int) -> tuple[torch.optim.Optimizer, Any]:
+    """AdamW (no weight decay on biases and layer norms), linear warm-up then decay."""
+    from transformers import get_linear_schedule_with_warmup
+
+    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+    params = [
+        {"params": [p for n, p in model.named_parameters() if not any(x in n for x in no_decay)],
+         "weight_decay": options.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(x in n for x in no_decay)],
+         "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(params, lr=options.lr)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(options.warmup * total_steps),
+                                                total_steps)
+    return optimizer, scheduler
+
+
+def _claim_run(folder: Path, run: dict[str, Any], where: torch.device) -> CrossEncoder | None:
+    """Write ``run`` to ``folder``'s run file, or check that the run there is the same one;
+    the saved model when that run has finished (``None``: train, or resume)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / RUN_FILE).exists():
+        previous = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+        if previous != json.loads(json.dumps(run)):
+            raise TrainDataError(f"{os.fspath(folder)!r} holds a training run with other data "
+                                 "or options; give another out folder or the same settings")
+    else:
+        write_json(folder / RUN_FILE, run)
+    if (folder / "training_summary.json").exists() and (folder / CONFIG_FILE).exists() \
+            and not (folder / STATE_FILE).exists():
+        return CrossEncoder.load(folder, device=where)
+    return None
+
+
+def _resume(path: Path, model: CrossEncoder, optimizer: torch.optim.Optimizer,
+            scheduler: Any) -> tuple[LoopState, float, list[dict[str, Any]]]:
+    """Weights, optimizer, scheduler and random generators put back from the state at
+    ``path``; the loop state, best dev accuracy and history to go on from."""
+    state = load_state(path)
+    try:
+        model.load_state_dict(state["model"])
+        best, history = float(state["best"]), list(state["history"])
+    except (KeyError, RuntimeError, TypeError, ValueError) as err:
+        raise CheckpointError(f"training state {os.fspath(path)!r} does not fit this run "
+                              f"({err}); delete it or use another out") from None
+    return resume(state, path, optimizer, scheduler), best, history
+
+
 def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[int],
          num_labels: int, options: CrossEncoderOptions, out: str | Path | None,
          dev: tuple[Sequence[str], Sequence[str] | None, Sequence[int]] | None,
@@ -431,7 +504,6 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
     choices for multiple choice); ``labels`` has one entry an item. On ``device`` (``None``: the
     CPU), the forward passes under :func:`dpc_device.autocast` in ``dtype``."""
     from tqdm import tqdm
-    from transformers import get_linear_schedule_with_warmup
 
     where, precision = resolve_training(device, dtype)
     options.check()
@@ -444,108 +516,51 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
     model = _new_model(options, mode, num_labels, label_names).to(where)
     steps_per_epoch = math.ceil(n_items / options.batch_size)
     total_steps = max(1, math.ceil(steps_per_epoch * options.epochs))
-    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
-    params = [
-        {"params": [p for n, p in model.named_parameters() if not any(x in n for x in no_decay)],
-         "weight_decay": options.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(x in n for x in no_decay)],
-         "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(params, lr=options.lr)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(options.warmup * total_steps),
-                                                total_steps)
+    optimizer, scheduler = _optimizer(model, options, total_steps)
     run = {"mode": mode, "num_labels": num_labels, "n": n_items, "group": group,
            "data": _fingerprint(list(a) + list(b or []) + [str(y) for y in labels]),
            "options": {k: (os.fspath(v) if isinstance(v, Path) else v)
                        for k, v in asdict(options).items()
                        if k not in ("max_minutes", "progress", "eval_batch_size")}}
-    step, elapsed, best, history = 0, 0.0, -1.0, []
+    start, best, history = LoopState(), -1.0, []
     folder = Path(out) if out is not None else None
     random.seed(options.seed)
     torch.manual_seed(options.seed)
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        if (folder / RUN_FILE).exists():
-            previous = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-            if previous != json.loads(json.dumps(run)):
-                raise TrainDataError(f"{os.fspath(folder)!r} holds a training run with other data "
-                                     "or options; give another out folder or the same settings")
-        else:
-            write_json(folder / RUN_FILE, run)
-        if (folder / "training_summary.json").exists() and (folder / CONFIG_FILE).exists() \
-                and not (folder / STATE_FILE).exists():
-            return CrossEncoder.load(folder, device=where)  # a finished run: nothing to do
+        finished = _claim_run(folder, run, where)
+        if finished is not None:
+            return finished
         if (folder / STATE_FILE).exists():
-            state = load_state(folder / STATE_FILE)
-            try:
-                model.load_state_dict(state["model"])
-                optimizer.load_state_dict(state["optimizer"])
-                scheduler.load_state_dict(state["scheduler"])
-                restore_rng(state["rng"])
-                step, elapsed = int(state["step"]), float(state["elapsed"])
-                best, history = float(state["best"]), list(state["history"])
-            except (KeyError, RuntimeError, TypeError, ValueError) as err:
-                raise CheckpointError(f"training state {os.fspath(folder / STATE_FILE)!r} does not "
-                                      f"fit this run ({err}); delete it or use another out") from None
+            start, best, history = _resume(folder / STATE_FILE, model, optimizer, scheduler)
 
     lengths = [sum(len(a[i * group + j]) + (len(b[i * group + j]) if b is not None else 0)
                    for j in range(group)) for i in range(n_items)]
-    cache: dict[int, list[list[int]]] = {}
-
-    def batches(epoch: int) -> list[list[int]]:
-        """The epoch's batches: a seeded shuffle; with ``group_by_length``, each run of 50
-        batches sorted by length (less padding) and the batches shuffled again."""
-        if epoch not in cache:
-            cache.clear()
-            g = torch.Generator().manual_seed(options.seed * 1000003 + epoch)
-            perm = torch.randperm(n_items, generator=g).tolist()
-            bs = options.batch_size
-            if options.group_by_length:
-                out: list[list[int]] = []
-                for c in range(0, n_items, bs * 50):
-                    chunk = sorted(perm[c:c + bs * 50], key=lambda i: lengths[i])
-                    out += [chunk[j:j + bs] for j in range(0, len(chunk), bs)]
-                shuffle = torch.randperm(len(out), generator=g).tolist()
-                cache[epoch] = [out[i] for i in shuffle]
-            else:
-                cache[epoch] = [perm[j:j + bs] for j in range(0, n_items, bs)]
-        return cache[epoch]
-
-    def batch_at(s: int) -> tuple[dict[str, Any], torch.Tensor]:
-        epoch, k = divmod(s, steps_per_epoch)
-        idx = batches(epoch)[k]
-        ia = [a[i * group + j] for i in idx for j in range(group)]
-        ib = [b[i * group + j] for i in idx for j in range(group)] if b is not None else None
-        return model._tokenize(ia, ib), torch.tensor([int(labels[i]) for i in idx],
-                                                     device=where)
-
-    def dev_accuracy() -> float:
-        assert dev is not None
-        da, db, dy = dev
-        with autocast(where, precision):
-            logits = model.logits(da, db, batch_size=options.eval_batch_size)
-        if mode == "choice":
-            pred = logits[:, 0].reshape(-1, group).argmax(1)
-        else:
-            pred = logits.argmax(1)
-        return float((pred == np.asarray(dy)).mean())
-
-    def checkpoint() -> None:
-        if folder is None:
-            return
-        save_state(folder / STATE_FILE, {
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "scheduler": scheduler.state_dict(), "rng": capture_rng(), "step": step,
-            "elapsed": elapsed, "best": best, "history": history})
-
+    epochs: dict[int, list[list[int]]] = {}  # the batches of the current epoch
     best_state: dict[str, torch.Tensor] | None = None
+    loss_avg: list[float] = []  # the bar's moving average of the loss
 
-    def evaluate() -> None:
+    def forward(step: int, micro: int) -> torch.Tensor:
+        epoch, k = divmod(step, steps_per_epoch)
+        if epoch not in epochs:
+            epochs.clear()
+            epochs[epoch] = _epoch_batches(n_items, lengths, options, epoch)
+        idx = epochs[epoch][k]
+        batch = model._tokenize([a[i * group + j] for i in idx for j in range(group)],
+                                [b[i * group + j] for i in idx for j in range(group)]
+                                if b is not None else None)
+        y = torch.tensor([int(labels[i]) for i in idx], device=where)
+        with autocast(where, precision):
+            logits = model(batch)
+            if mode == "choice":
+                logits = logits.view(-1, group)
+            return nn.functional.cross_entropy(logits, y)
+
+    def evaluate(state: LoopState, loss: torch.Tensor | None = None) -> None:
         nonlocal best, best_state
         if dev is None:
             return
-        acc = dev_accuracy()
-        history.append({"step": step, "dev_accuracy": acc})
+        acc = _dev_accuracy(model, dev, group, options, where, precision)
+        history.append({"step": state.step, "dev_accuracy": acc})
         if acc > best:
             best = acc
             if folder is not None:
@@ -553,47 +568,37 @@ def _run(mode: str, a: Sequence[str], b: Sequence[str] | None, labels: Sequence[
             else:
                 best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if options.progress:
-            tqdm.write(f"step {step}: dev accuracy {acc:.4f} (best {best:.4f})")
+            tqdm.write(f"step {state.step}: dev accuracy {acc:.4f} (best {best:.4f})")
+        model.train()
+
+    def postfix(state: LoopState, loss: torch.Tensor) -> dict[str, str]:
+        value = loss.item()
+        loss_avg[:] = [value if not loss_avg else 0.98 * loss_avg[0] + 0.02 * value]
+        return {"loss": f"{loss_avg[0]:.3f}"}
+
+    def eval_due(step: int) -> bool:
+        period = options.eval_every or steps_per_epoch
+        return step % period == 0 and step < total_steps
+
+    def checkpoint(state: LoopState) -> None:
+        save_checkpoint(folder / STATE_FILE, state, optimizer, scheduler,  # type: ignore[operator]
+                        {"model": model.state_dict(), "best": best, "history": history})
 
     model.train()
-    bar = tqdm(total=total_steps, initial=step, desc=f"training ({mode})", unit="step",
-               disable=not options.progress)
-    start = time.monotonic() - elapsed
-    stopped = False
-    loss_avg = None
-    while step < total_steps:
-        if options.max_minutes is not None and elapsed >= options.max_minutes * 60:
-            stopped = True
-            break
-        batch, y = batch_at(step)
-        with autocast(where, precision):
-            logits = model(batch)
-            if mode == "choice":
-                logits = logits.view(-1, group)
-            loss = nn.functional.cross_entropy(logits, y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        elapsed = time.monotonic() - start
-        loss_avg = loss.item() if loss_avg is None else 0.98 * loss_avg + 0.02 * loss.item()
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss_avg:.3f}")
-        at_epoch_end = step % steps_per_epoch == 0 and step < total_steps
-        if (options.eval_every and step % options.eval_every == 0 and step < total_steps) \
-                or (not options.eval_every and at_epoch_end):
-            evaluate()
-            model.train()
-        if step % options.checkpoint_every == 0 and step < total_steps:
-            checkpoint()
-    bar.close()
+    end = run_loop(forward, optimizer,
+                   LoopOptions(total_steps=total_steps, clip_norm=1.0,
+                               checkpoint_every=options.checkpoint_every,
+                               max_minutes=options.max_minutes, progress=options.progress,
+                               desc=f"training ({mode})"),
+                   scheduler=scheduler, parameters=model.parameters(), start=start,
+                   hooks=LoopHooks(evaluate=evaluate, eval_due=eval_due, postfix=postfix,
+                                   save=checkpoint if folder is not None else None))
+    step, elapsed, stopped = end.step, end.elapsed, bool(end.stopped)
     if stopped and options.progress:
         tqdm.write(f"stopped after {elapsed / 60:.1f} min (max_minutes={options.max_minutes}) "
                    f"at step {step}/{total_steps}")
     if not history or history[-1]["step"] != step:
-        evaluate()
+        evaluate(end)
     model.eval()
     if dev is not None:
         if folder is not None and (folder / BEST_DIR / CONFIG_FILE).exists():

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -225,11 +224,11 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     import torch
     from peft import get_peft_model_state_dict, set_peft_model_state_dict
     from safetensors.torch import save_file
-    from tqdm import tqdm
     from transformers import get_linear_schedule_with_warmup
 
     from dpc_device import autocast, resolve_training
-    from train.checkpoint import capture_rng, load_state, restore_rng, save_state
+    from train.checkpoint import load_state
+    from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 
     where, precision = resolve_training(device, dtype)
     if not examples:
@@ -244,17 +243,14 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     steps_per_epoch = math.ceil(len(examples) / options.batch_size)
     total = max(1, math.ceil(steps_per_epoch * options.epochs))
     scheduler = get_linear_schedule_with_warmup(optimizer, max(1, total // 20), total)
-    step, elapsed, losses = 0, 0.0, []
+    start, losses = LoopState(), []
     dev_before: float | None = None
     state_path = folder / files.state
     if state_path.exists():
         state = load_state(state_path)
         set_peft_model_state_dict(model, {k: v.to(where) for k, v in state["lora"].items()})
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        restore_rng(state["rng"])
-        step, elapsed, losses = int(state["step"]), float(state["elapsed"]), list(state["losses"])
-        dev_before = state.get("dev_before")
+        start = resume(state, state_path, optimizer, scheduler)
+        losses, dev_before = list(state["losses"]), state.get("dev_before")
     pad = tokenizer.pad_token_id
     newline = tokenizer(end, add_special_tokens=False).input_ids
     if len(newline) != 1:  # a tokenizer that drops line breaks: end with EOS
@@ -296,40 +292,29 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
         model.train()
         return round(total_loss / max(tokens, 1), 4)
 
-    def checkpoint() -> None:
-        save_state(state_path, {
-            "lora": {k: v.detach().cpu() for k, v in get_peft_model_state_dict(model).items()},
-            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-            "rng": capture_rng(), "step": step, "elapsed": elapsed, "losses": losses,
-            "dev_before": dev_before})
+    def forward(step: int, micro: int) -> Any:
+        with autocast(where, precision):
+            return model(**batch(step)).loss
 
-    if step == 0:
+    def record(state: LoopState, loss: Any) -> None:
+        losses[:] = (losses + [float(loss.item())])[-50:]
+
+    def checkpoint(state: LoopState) -> None:
+        save_checkpoint(state_path, state, optimizer, scheduler, {
+            "lora": {k: v.detach().cpu() for k, v in get_peft_model_state_dict(model).items()},
+            "losses": losses, "dev_before": dev_before})
+
+    if start.step == 0:
         dev_before = dev_loss()
     model.train()
-    bar = tqdm(total=total, initial=step, desc=desc, unit="step", disable=not options.progress)
-    start = time.monotonic() - elapsed
-    stopped = False
-    while step < total:
-        if options.max_minutes is not None and elapsed >= options.max_minutes * 60:
-            stopped = True
-            break
-        with autocast(where, precision):
-            loss = model(**batch(step)).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        elapsed = time.monotonic() - start
-        losses = (losses + [float(loss.item())])[-50:]
-        bar.update(1)
-        bar.set_postfix(loss=f"{sum(losses) / len(losses):.3f}")
-        if step % options.checkpoint_every == 0 and step < total:
-            checkpoint()
-    bar.close()
-    if stopped:  # out of time: keep the state, so the same call with more time continues
-        checkpoint()
+    end = run_loop(
+        forward, optimizer,
+        LoopOptions(total_steps=total, clip_norm=1.0, checkpoint_every=options.checkpoint_every,
+                    max_minutes=options.max_minutes, progress=options.progress, desc=desc),
+        scheduler=scheduler, parameters=params, start=start,
+        hooks=LoopHooks(save=checkpoint, save_on_stop=True, record=record,
+                        postfix=lambda state, loss: {"loss": f"{sum(losses) / len(losses):.3f}"}))
+    step, elapsed, stopped = end.step, end.elapsed, bool(end.stopped)
     weights = {k: v.detach().cpu().to(torch.float16).contiguous()
                for k, v in get_peft_model_state_dict(model).items()}
     partial = folder / (files.adapter + ".tmp")

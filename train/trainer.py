@@ -29,28 +29,18 @@ import math
 import os
 import shutil
 import sys
-import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from dpc_device import autocast, resolve_training
 from dpc_errors import DpcError
 from dpc_files import check_output_folder, claim_output_folder
-from train.checkpoint import (
-    CheckpointError,
-    capture_rng,
-    check_safetensors,
-    legacy_checkpoint_error,
-    load_state,
-    restore_rng,
-    save_state,
-)
+from train.checkpoint import CheckpointError, check_safetensors, legacy_checkpoint_error, load_state
 from train.data import Example, bucket_batches, load_examples
 from train.errors import TrainError
 from train.generator import (
@@ -61,6 +51,7 @@ from train.generator import (
     resolve_warm_start,
     t5_config,
 )
+from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 from train.metrics import DevMetrics, collate, evaluate
 from train.models import generator_config, load_generator
 from train.options import TrainOptions, options_from_dict
@@ -120,16 +111,15 @@ def _lr_lambda(warmup: int):
     return f
 
 
-def _save_checkpoint(folder: Path, model: Any, optimizer: Any, scheduler: Any,
+def _save_checkpoint(folder: Path, model: Any, loop: LoopState, optimizer: Any, scheduler: Any,
                      state: dict[str, Any]) -> None:
-    """Write the checkpoint to a temporary folder and rename it over the old one."""
+    """Write the checkpoint (the model, and :func:`train.loop.save_checkpoint` with the
+    trainer's ``state``) to a temporary folder and rename it over the old one."""
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     save_weights(model, tmp)
-    save_state(tmp / STATE_FILE, {"optimizer": optimizer.state_dict(),
-                                  "scheduler": scheduler.state_dict(), "rng": capture_rng(),
-                                  **state})
+    save_checkpoint(tmp / STATE_FILE, loop, optimizer, scheduler, state)
     old = folder.with_name(folder.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists():
@@ -215,32 +205,44 @@ def _train(options: TrainOptions, device: str | torch.device | None,
     if state is not None and state.get("stopped", "").startswith("early stopping"):
         return _result(run, progress, progress.seconds_before, state["stopped"], model)
 
-    bar = _progress_bar(options, progress.step)
-    clock = _Clock(progress.seconds_before)
     info = _generator_info(options, run.init_bert2bert, model, model_config)
     batches = bucket_batches(run.lengths, options.batch_size, options.seed, progress.epoch)
-    while True:
-        stopped = _should_stop(options, progress, clock())
-        if stopped:  # a resumed run whose budget is spent, or time that ran out while checkpointing
-            _save_checkpoint(checkpoint, model, optimizer, scheduler,
-                             progress.snapshot(clock(), stopped))
-            break
+
+    def forward(step: int, micro: int) -> torch.Tensor:
+        nonlocal batches, progress
         batch, batches, progress = _next_batch(run, options, batches, progress)
-        loss = _train_step(model, optimizer, scheduler, batch, precision)
-        progress = replace(progress, step=progress.step + 1, position=progress.position + 1)
-        _show_step(bar, loss, progress.epoch)
-        if progress.step % options.eval_every == 0 or progress.step >= options.max_steps:
-            with precision():
-                progress = _evaluate(model, run, info, progress, loss, clock, bar)
-        stopped = _should_stop(options, progress, clock())
-        if stopped or progress.step % options.checkpoint_every == 0:
-            _save_checkpoint(checkpoint, model, optimizer, scheduler,
-                             progress.snapshot(clock(), stopped))
-        if stopped:
-            break
-    if bar is not None:
-        bar.close()
-    return _result(run, progress, clock(), stopped, model)
+        progress = replace(progress, position=progress.position + 1)
+        batch = {name: tensor.to(model.device) for name, tensor in batch.items()}
+        with precision():
+            return model(**batch).loss
+
+    def count(state: LoopState, loss: torch.Tensor) -> None:
+        nonlocal progress
+        progress = replace(progress, step=state.step)
+
+    def evaluate(state: LoopState, loss: torch.Tensor) -> None:
+        nonlocal progress
+        with precision():
+            progress = _evaluate(model, run, info, progress, loss, state.elapsed,
+                                 options.progress)
+
+    def save(state: LoopState) -> None:
+        stopped = _should_stop(options, progress, state.elapsed)
+        _save_checkpoint(checkpoint, model, state, optimizer, scheduler,
+                         progress.snapshot(state.elapsed, stopped))
+
+    end = run_loop(
+        forward, optimizer,
+        LoopOptions(total_steps=options.max_steps, clip_norm=1.0, progress=options.progress),
+        scheduler=scheduler, start=LoopState(progress.step, progress.seconds_before),
+        hooks=LoopHooks(
+            stop=lambda state: _should_stop(options, progress, state.elapsed),
+            record=count, evaluate=evaluate, save=save, save_on_stop=True,
+            eval_due=lambda step: step % options.eval_every == 0 or step >= options.max_steps,
+            save_due=lambda step: step % options.checkpoint_every == 0,
+            postfix=lambda state, loss: {"loss": f"{loss.item():.3f}",
+                                         "epoch": progress.epoch}))
+    return _result(run, progress, end.elapsed, end.stopped, model)
 
 
 @dataclass(frozen=True)
@@ -278,17 +280,6 @@ class _Progress:
                 "bad_evals": self.bad_evals,
                 "best": (self.best.nll_sum, self.best.tokens, self.best.correct),
                 "elapsed": seconds, "history": self.history, "stopped": stopped}
-
-
-@dataclass(frozen=True)
-class _Clock:
-    """Training seconds summed over the runs of one OUT (what ``max_minutes`` limits)."""
-
-    before: float  # seconds of the earlier runs
-    start: float = field(default_factory=time.perf_counter)
-
-    def __call__(self) -> float:
-        return self.before + time.perf_counter() - self.start
 
 
 def _prepare_run(options: TrainOptions) -> _Run:
@@ -429,9 +420,7 @@ def _resume_state(state: dict[str, Any] | None, optimizer: Any, scheduler: Any,
         for name, kinds in _STATE_TYPES.items():
             if not isinstance(state[name], kinds) or isinstance(state[name], bool):
                 raise TypeError(f"{name!r} is a {type(state[name]).__name__}")
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        restore_rng(state["rng"])
+        resume(state, path, optimizer, scheduler)
         return _Progress(step=state["step"], epoch=state["epoch"], position=state["position"],
                          best_loss=state["best_loss"], best_step=state["best_step"],
                          bad_evals=state["bad_evals"], best=DevMetrics(*state["best"]),
@@ -440,16 +429,6 @@ def _resume_state(state: dict[str, Any] | None, optimizer: Any, scheduler: Any,
         raise CheckpointError(f"training state {str(path)!r} does not fit this run "
                               f"({type(err).__name__}: {str(err).splitlines()[0]}); delete "
                               f"the folder {str(path.parent)!r} to train from the start") from None
-
-
-def _progress_bar(options: TrainOptions, step: int) -> Any:
-    """A tqdm bar on stderr starting at ``step``, or ``None`` without ``progress``."""
-    if not options.progress:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=options.max_steps, initial=step, unit="step", file=sys.stderr,
-                dynamic_ncols=True)
 
 
 def _generator_info(options: TrainOptions, init_bert2bert: bool, model: Any,
@@ -502,32 +481,9 @@ def _next_batch(run: _Run, options: TrainOptions, batches: list[list[int]],
     return batch, batches, progress
 
 
-def _train_step(model: Any, optimizer: Any, scheduler: Any, batch: dict[str, torch.Tensor],
-                precision: Callable[[], AbstractContextManager[Any]] = nullcontext
-                ) -> torch.Tensor:
-    """One optimizer step on ``batch`` (moved to ``model.device``), the forward pass under
-    ``precision()`` (:func:`dpc_device.autocast`), gradients clipped to norm 1. Returns the loss
-    as a tensor (read on the host only when shown)."""
-    batch = {name: tensor.to(model.device) for name, tensor in batch.items()}
-    with precision():
-        loss = model(**batch).loss
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    scheduler.step()
-    optimizer.zero_grad(set_to_none=True)
-    return loss
-
-
-def _show_step(bar: Any, loss: torch.Tensor, epoch: int) -> None:
-    if bar is not None:
-        bar.update(1)
-        bar.set_postfix(loss=f"{loss.item():.3f}", epoch=epoch, refresh=False)
-
-
 def _evaluate(model: Any, run: _Run, info: dict[str, Any], progress: _Progress,
-              loss: torch.Tensor, clock: _Clock, bar: Any) -> _Progress:
-    """Measure the dev loss, log it (``OUT/log.jsonl``, the bar) and save the model to
+              loss: torch.Tensor, seconds: float, show: bool) -> _Progress:
+    """Measure the dev loss, log it (``OUT/log.jsonl``, above the bar when ``show``) and save the model to
     ``OUT/model`` if it is the best so far. Returns the progress with the record in its history
     and the best model or the evaluations without improvement counted."""
     metrics = evaluate(model, run.dev_batches)
@@ -535,12 +491,12 @@ def _evaluate(model: Any, run: _Run, info: dict[str, Any], progress: _Progress,
               "dev_loss": round(metrics.loss, 4),
               "dev_perplexity": round(metrics.perplexity, 3),
               "dev_word_accuracy": round(metrics.word_accuracy, 4),
-              "seconds": round(clock(), 1)}
+              "seconds": round(seconds, 1)}
     progress = replace(progress, history=[*progress.history, record])
     with open(run.out / "log.jsonl", "a", encoding="utf-8") as log:
         log.write(json.dumps(record) + "\n")
-    if bar is not None:
-        bar.write(json.dumps(record))
+    if show:
+        tqdm.write(json.dumps(record), file=sys.stderr)
     if metrics.loss < progress.best_loss:  # (a NaN loss is no improvement)
         _save_model(run.out / "model", model, run.tokenizer,
                     {**info, "step": progress.step, **{k: record[k] for k in record if "dev" in k}})

@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from tqdm import tqdm
 
 from dpc_device import autocast, resolve_training
 from tasks.copa.dataset import CopaItem, as_clause, read_copa
 from train.causal_bert import CausalBert, Pair, load_causal_bert, margin_loss, score_pairs
 from train.errors import TrainDataError, TrainError
+from train.loop import LoopHooks, LoopOptions, run_loop
 
 __all__ = ["CausalBertScorer", "CopaRankingOptions", "causal_order", "make_causal_bert_scorer",
            "train_copa_ranking"]
@@ -95,32 +94,28 @@ def train_copa_ranking(model: CausalBert, tokenizer: Any, items: Sequence[CopaIt
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / max(1, steps // 10), (steps - s) / steps))
     candidates = [_copa_pairs(it) for it in items]
-    bar = None
-    if options.progress:
-        bar = tqdm(total=steps, unit="step", file=sys.stderr, desc="copa")
+    per_epoch = math.ceil(len(items) / options.batch_size)
+    order: list[int] = []
     losses: list[float] = []
     device = next(model.parameters()).device
+
+    def forward(step: int, micro: int) -> torch.Tensor:
+        k = step % per_epoch
+        if k == 0:  # a new epoch: a new order
+            order[:] = range(len(items))
+            rng.shuffle(order)
+        batch = [candidates[i] for i in order[k * options.batch_size:(k + 1) * options.batch_size]]
+        with autocast(device, dtype):
+            scores = score_pairs(model, tokenizer, [r for r, _ in batch] + [w for _, w in batch],
+                                 options.max_tokens)
+            pos, neg = scores[:len(batch)], scores[len(batch):]  # (b,), (b,)
+            return margin_loss(pos, neg, options.margin).mean()
+
     model.train()
-    for _ in range(options.epochs):
-        order = list(range(len(items)))
-        rng.shuffle(order)
-        for start in range(0, len(order), options.batch_size):
-            batch = [candidates[i] for i in order[start:start + options.batch_size]]
-            with autocast(device, dtype):
-                scores = score_pairs(model, tokenizer,
-                                     [r for r, _ in batch] + [w for _, w in batch],
-                                     options.max_tokens)
-                pos, neg = scores[:len(batch)], scores[len(batch):]  # (b,), (b,)
-                loss = margin_loss(pos, neg, options.margin).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            losses.append(float(loss.detach()))
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+    run_loop(forward, optimizer,
+             LoopOptions(total_steps=steps, progress=options.progress, desc="copa"),
+             scheduler=schedule,
+             hooks=LoopHooks(record=lambda state, loss: losses.append(float(loss))))
     model.eval()
     return losses
 

@@ -234,6 +234,7 @@ class _TorchMember:
         import torch
 
         from dpc_device import autocast
+        from train.loop import LoopOptions, run_loop
 
         where, precision = self._precision()
         ids, vocab = self._ids(table)
@@ -244,18 +245,23 @@ class _TorchMember:
         n, k = questions.shape
         # column 0 holds the gold ending
         target = torch.zeros(batch, dtype=torch.long, device=where)
+        per_epoch = -(-n // batch)
+        order = np.arange(0)
+
+        def forward(step: int, micro: int) -> torch.Tensor:
+            nonlocal order
+            at = step % per_epoch * batch
+            if at == 0:  # a new epoch: a new order
+                order = rng.permutation(n)
+            q = questions[order[at : at + batch]]  # (b, k)
+            x = torch.from_numpy(_trim(ids[q.reshape(-1)])).to(where)  # (b k, L)
+            with autocast(where, precision):
+                logits = self.net(x).view(len(q), k)  # (b, k)
+                return torch.nn.functional.cross_entropy(logits, target[: len(q)])
+
         self.net.train()
-        for _ in range(self.epochs):
-            order = rng.permutation(n)
-            for at in range(0, n, batch):
-                q = questions[order[at : at + batch]]  # (b, k)
-                x = torch.from_numpy(_trim(ids[q.reshape(-1)])).to(where)  # (b k, L)
-                with autocast(where, precision):
-                    logits = self.net(x).view(len(q), k)  # (b, k)
-                    loss = torch.nn.functional.cross_entropy(logits, target[: len(q)])
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+        run_loop(forward, optimizer, LoopOptions(total_steps=self.epochs * per_epoch,
+                                                 progress=False))
         self.net.eval()
 
     def scores(self, table: EndingTable, rows: np.ndarray) -> np.ndarray:

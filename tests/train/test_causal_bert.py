@@ -190,11 +190,12 @@ def test_resuming_with_other_options_is_refused(tokenizer, tiny_bank: Path, tmp_
 
     base = {"bank": str(tiny_bank), "out": str(tmp_path / "cb"), "pairs": 8, "batch_size": 2,
             "dev_pairs": 0, "checkpoint_every": 1, "progress": False}
-    real_save = cb._save_state
-    monkeypatch.setattr(cb, "_save_state", lambda path, state: (real_save(path, state), stop()))
+    real_save = cb.save_checkpoint
+    monkeypatch.setattr(cb, "save_checkpoint",
+                        lambda *args, **kwargs: (real_save(*args, **kwargs), stop()))
     with pytest.raises(KeyboardInterrupt):
         continue_training(CausalBertOptions(**base), tiny_model(tokenizer), tokenizer)
-    monkeypatch.setattr(cb, "_save_state", real_save)
+    monkeypatch.setattr(cb, "save_checkpoint", real_save)
     with pytest.raises(TrainError, match="interrupted run with other options"):
         continue_training(CausalBertOptions(**{**base, "lr": 1e-2}), tiny_model(tokenizer),
                           tokenizer)
@@ -262,3 +263,42 @@ def test_cli_rejects_bad_pair_count(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert dpc_main(["train", "causal-bert", "--bank", "b", "--out", str(tmp_path / "o"),
                      "--pairs", "lots"]) == 2
     assert "'lots'" in capsys.readouterr().err
+
+
+def test_a_checkpoint_without_the_loops_entries_resumes(tokenizer, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A margin checkpoint holding no ``step``/``elapsed`` (the layout before train.loop) counts
+    its steps by its losses and resumes to the same result."""
+    import train.causal_bert as cb
+    from train.checkpoint import load_state, save_state
+
+    pairs = [(f"cause {i}", f"effect {i}") for i in range(12)]
+    options = CausalBertOptions(bank="unused", out=str(tmp_path), pairs=12, batch_size=4,
+                                lr=1e-3, epochs=2, dev_pairs=0, checkpoint_every=2,
+                                progress=False)
+    whole_model = tiny_model(tokenizer)
+    whole = train_margin(whole_model, tokenizer, pairs, options)
+
+    real_loss, calls = cb.margin_loss, []
+
+    def failing_loss(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:  # after the checkpoint of step 2
+            raise KeyboardInterrupt
+        return real_loss(*args, **kwargs)
+
+    path = tmp_path / "margin.safetensors"
+    monkeypatch.setattr(cb, "margin_loss", failing_loss)
+    with pytest.raises(KeyboardInterrupt):
+        train_margin(tiny_model(tokenizer), tokenizer, pairs, options, path)
+    monkeypatch.setattr(cb, "margin_loss", real_loss)
+    state = load_state(path)
+    assert state.pop("step") == 2 and "elapsed" in state
+    del state["elapsed"]
+    save_state(path, state)
+
+    resumed_model = tiny_model(tokenizer, seed=7)
+    resumed = train_margin(resumed_model, tokenizer, pairs, options, path)
+    assert resumed == pytest.approx(whole, rel=1e-6) and len(resumed) == 6
+    for a, b in zip(whole_model.parameters(), resumed_model.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
