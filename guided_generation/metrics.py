@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+from dpc_errors import check_int
 from guided_generation.errors import GuidedGenerationError
 
 __all__ = [
@@ -76,8 +77,7 @@ def _check_lengths(outputs: Sequence[object], name: str, others: Sequence[object
 
 
 def _check_positive(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise GuidedGenerationError(f"`{name}` (={value!r}) has to be a positive integer")
+    check_int(name, value, 1, error=GuidedGenerationError)
 
 
 def div_bleu1(outputs: Sequence[Sequence[str]], golds: Sequence[str], top: int = 3,

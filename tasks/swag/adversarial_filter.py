@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpc_errors import check_float, check_int
 from dpc_files import read_json, write_json
 from tasks.errors import TaskError
 from tasks.swag.committee import CHEAP_MODELS, MODELS, Committee, EndingTable, pos_tags
@@ -69,12 +70,11 @@ class FilterOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.iterations < 1 or self.patience < 1 or self.cheap_iterations < 0:
-            raise TaskError(f"`k` (={self.k}), `iterations` (={self.iterations}) and `patience` "
-                            f"(={self.patience}) must be at least 1, `cheap_iterations` "
-                            f"(={self.cheap_iterations}) at least 0")
-        if not 0 < self.test_share < 1:
-            raise TaskError(f"`test_share` (={self.test_share}) must be in (0, 1)")
+        for name in ("k", "iterations", "patience"):
+            check_int(name, getattr(self, name), 1, error=TaskError)
+        check_int("cheap_iterations", self.cheap_iterations, 0, error=TaskError)
+        check_float("test_share", self.test_share, 0, 1, open_min=True, open_max=True,
+                    error=TaskError)
         unknown = [m for m in self.members if m not in MODELS]
         if unknown or not self.members:
             raise TaskError(f"`members` {list(self.members)!r}: each must be one of "
