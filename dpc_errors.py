@@ -1,10 +1,18 @@
 """The one root of every error dpc raises for bad input: :class:`DpcError`; and the checks of
-numeric options that raise it (:func:`check_int`, :func:`check_float`).
+option values that raise it (:func:`check_int`, :func:`check_float`, :func:`check_choice`).
+
+Every options dataclass's ``__post_init__`` and every command checks its values with these, so
+an option is checked one way wherever it is given, and its message names the option and the
+value in the same words: ``error`` picks the package's own error type, ``quote=False`` shows the
+name as given (a flag such as ``--max-queue``, a field of a web request) instead of as code.
+They live here, not in a module of their own, because every package may import the error root,
+the engine (:mod:`dpc_decode`) included, which may import nothing else of the project.
 
 Every package derives its own errors from it (``MiningError``, ``GraphError``, ``TrainError``,
 ``ConstraintError``, ``GuidedGenerationError``, ...), so a caller catches one type and shows the
-message as is; each message names the offending value. This module imports nothing heavy (only
-``math`` and ``numbers``), so the packages below the engine (the miner, the graph, training)
+message as is; each message names the offending value. This module imports nothing heavy
+(only ``math``, ``numbers`` and ``collections.abc``), so the packages below the engine (the
+miner, the graph, training)
 need not import the engine, torch or transformers to raise or catch it.
 
 >>> from causal_mining.errors import MiningConfigError
@@ -19,8 +27,9 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 
-__all__ = ["DpcError", "check_float", "check_int"]
+__all__ = ["DpcError", "check_choice", "check_float", "check_int"]
 
 
 class DpcError(ValueError):
@@ -32,10 +41,29 @@ def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _named(name: str, quote: bool) -> str:
+    return f"`{name}`" if quote else name
+
+
+def _rule(minimum: float | None, maximum: float | None, *, open_min: bool = False,
+          open_max: bool = False, interval: bool = True) -> str:
+    """The bounds as a message words them: `` in [0, 1)``, `` from 1 to 9`` (``interval``
+    off), `` > 0``, `` <= 9``, or nothing."""
+    if minimum is not None and maximum is not None:
+        if not interval:
+            return f" from {minimum} to {maximum}"
+        return f" in {'(' if open_min else '['}{minimum}, {maximum}{')' if open_max else ']'}"
+    if minimum is not None:
+        return f" {'>' if open_min else '>='} {minimum}"
+    if maximum is not None:
+        return f" {'<' if open_max else '<='} {maximum}"
+    return ""
+
+
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
-              *, error: type[DpcError] = DpcError) -> int:
+              *, error: type[DpcError] = DpcError, quote: bool = True) -> int:
     """``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (``None``: no
-    bound); else ``error`` naming ``name`` and the value.
+    bound); else ``error`` naming ``name`` (in backticks, unless ``quote`` is off) and the value.
 
     >>> check_int("n", 3, 1)
     3
@@ -51,25 +79,22 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
     Traceback (most recent call last):
     ...
     dpc_errors.DpcError: `port` (=2.0) must be an integer from 1 to 65535
+    >>> check_int("--max-queue", 0, 1, 10_000, quote=False)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: --max-queue (=0) must be an integer from 1 to 10000
     """
     if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
             or (minimum is not None and value < minimum)
             or (maximum is not None and value > maximum)):
-        if minimum is not None and maximum is not None:
-            rule = f" from {minimum} to {maximum}"
-        elif minimum is not None:
-            rule = f" >= {minimum}"
-        elif maximum is not None:
-            rule = f" <= {maximum}"
-        else:
-            rule = ""
-        raise error(f"`{name}` (={value!r}) must be an integer{rule}")
+        rule = _rule(minimum, maximum, interval=False)
+        raise error(f"{_named(name, quote)} (={value!r}) must be an integer{rule}")
     return int(value)
 
 
 def check_float(name: str, value: object, minimum: float | None = None,
                 maximum: float | None = None, *, open_min: bool = False, open_max: bool = False,
-                error: type[DpcError] = DpcError) -> float:
+                error: type[DpcError] = DpcError, quote: bool = True) -> float:
     """``value`` as a float if it is a finite real number (not a bool, nan or infinite) from
     ``minimum`` to ``maximum`` (``None``: no bound; ``open_min``/``open_max``: the bound itself
     excluded); else ``error`` naming ``name`` and the value.
@@ -102,14 +127,24 @@ def check_float(name: str, value: object, minimum: float | None = None,
     low_ok = minimum is None or (number > minimum if open_min else number >= minimum)
     high_ok = maximum is None or (number < maximum if open_max else number <= maximum)
     if not (math.isfinite(number) and low_ok and high_ok):
-        if minimum is not None and maximum is not None:
-            rule = (f" in {'(' if open_min else '['}{minimum}, {maximum}"
-                    f"{')' if open_max else ']'}")
-        elif minimum is not None:
-            rule = f" {'>' if open_min else '>='} {minimum}"
-        elif maximum is not None:
-            rule = f" {'<' if open_max else '<='} {maximum}"
-        else:
-            rule = ""
-        raise error(f"`{name}` (={value!r}) has to be a finite number{rule}")
+        rule = _rule(minimum, maximum, open_min=open_min, open_max=open_max)
+        raise error(f"{_named(name, quote)} (={value!r}) has to be a finite number{rule}")
     return number
+
+
+def check_choice(name: str, value: object, choices: Iterable[str], *,
+                 error: type[DpcError] = DpcError, quote: bool = True) -> str:
+    """``value`` if it is one of ``choices``; else ``error`` naming ``name`` (in backticks,
+    unless ``quote`` is off), the value and the choices.
+
+    >>> check_choice("rerank", "pmi", ("nll", "pmi"))
+    'pmi'
+    >>> check_choice("rerank", "bleu", ("nll", "pmi"))
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `rerank` (='bleu') is not one of nll, pmi
+    """
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise error(f"{_named(name, quote)} (={value!r}) is not one of {', '.join(choices)}")
+    return value

@@ -52,6 +52,7 @@ from causal_mining.sentences import words
 from causal_mining.syntax import check_syntax, dangling_end, not_asserted
 from causal_mining.tagging import SentenceTags, Tagger
 from causal_mining.word_sense import drop_sense
+from dpc_errors import check_int
 
 __all__ = ["ExtractOptions", "Extraction", "Extractor", "extract_sentence"]
 
@@ -82,17 +83,13 @@ class ExtractOptions:
     use_parse: bool = True
 
     def __post_init__(self) -> None:
-        if self.min_argument_words < 1:
-            raise MiningConfigError(
-                f"`min_argument_words` (={self.min_argument_words}) has to be at least 1"
-            )
+        check_int("min_argument_words", self.min_argument_words, 1, error=MiningConfigError)
+        check_int("max_chars", self.max_chars, 10, error=MiningConfigError)
         if self.max_words < 2 * self.min_argument_words:
             raise MiningConfigError(
                 f"`max_words` (={self.max_words}) has to be at least twice "
                 f"`min_argument_words` (={self.min_argument_words})"
             )
-        if self.max_chars < 10:
-            raise MiningConfigError(f"`max_chars` (={self.max_chars}) has to be at least 10")
 
     @property
     def parses(self) -> bool:

@@ -7,7 +7,7 @@ Examples
 >>> MineOptions(inputs=("a.txt",), out="out", engine="hadoop")
 Traceback (most recent call last):
 ...
-causal_mining.errors.MiningConfigError: `engine` (='hadoop') has to be one of 'local', 'spark'
+causal_mining.errors.MiningConfigError: `engine` (='hadoop') is not one of local, spark
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from causal_mining.errors import MiningConfigError
 from causal_mining.extract import ExtractOptions
 from causal_mining.readers import ReaderOptions
+from dpc_errors import check_choice, check_int
 
 __all__ = ["MineOptions", "ENGINES"]
 
@@ -71,16 +72,11 @@ class MineOptions:
     def __post_init__(self) -> None:
         if not self.inputs:
             raise MiningConfigError("`inputs` (=()) has to name at least one file, folder or glob")
-        if self.engine not in ENGINES:
-            raise MiningConfigError(
-                f"`engine` (={self.engine!r}) has to be one of {', '.join(map(repr, ENGINES))}"
-            )
-        if self.workers is not None and self.workers < 1:
-            raise MiningConfigError(f"`workers` (={self.workers}) has to be a positive integer")
-        if self.batch_chars < 1000:
-            raise MiningConfigError(f"`batch_chars` (={self.batch_chars}) has to be at least 1000")
-        if self.shard_pairs < 1:
-            raise MiningConfigError(f"`shard_pairs` (={self.shard_pairs}) has to be positive")
+        check_choice("engine", self.engine, ENGINES, error=MiningConfigError)
+        if self.workers is not None:
+            check_int("workers", self.workers, 1, error=MiningConfigError)
+        check_int("batch_chars", self.batch_chars, 1000, error=MiningConfigError)
+        check_int("shard_pairs", self.shard_pairs, 1, error=MiningConfigError)
 
     @property
     def n_workers(self) -> int:

@@ -38,6 +38,7 @@ from typing import IO
 from causal_mining.errors import BankFormatError
 from causal_mining.pair import CausalPair
 from causal_mining.readers import open_decompressed
+from dpc_errors import check_int
 from dpc_files import atomic_open
 
 __all__ = ["MODES", "read_release", "write_release"]
@@ -54,8 +55,7 @@ def write_release(
     EPC pairs go to ``because_mode`` (effect, cause), CPE pairs to ``therefore_mode``
     (cause, effect); files hold ``lines_per_file`` lines each and are written atomically.
     """
-    if lines_per_file < 1:
-        raise BankFormatError(f"`lines_per_file` (={lines_per_file}) has to be positive")
+    check_int("lines_per_file", lines_per_file, 1, error=BankFormatError)
     folder = Path(folder)
     counts: Counter[str] = Counter({mode: 0 for mode in MODES})
     buffers: dict[str, list[str]] = {mode: [] for mode in MODES}

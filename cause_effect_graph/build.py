@@ -54,6 +54,7 @@ from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from cause_effect_graph.store import digraph_from_arrays
+from dpc_errors import check_choice, check_int
 from dpc_files import atomic_open, claim_output_folder, read_json, write_json
 
 if TYPE_CHECKING:
@@ -118,14 +119,11 @@ class BuildOptions:
     def __post_init__(self) -> None:
         if not self.bank:
             raise GraphError("no CausalBank given to build the graph from")
-        if self.min_count < 1:
-            raise GraphError(f"`min_count` (={self.min_count}) has to be at least 1")
-        if self.top_k is not None and self.top_k < 1:
-            raise GraphError(f"`top_k` (={self.top_k}) has to be at least 1 or None")
-        if self.chunk_pairs < 1:
-            raise GraphError(f"`chunk_pairs` (={self.chunk_pairs}) has to be at least 1")
-        if self.engine not in ("local", "spark"):
-            raise GraphError(f"`engine` (={self.engine!r}) has to be 'local' or 'spark'")
+        check_int("min_count", self.min_count, 1, error=GraphError)
+        if self.top_k is not None:
+            check_int("top_k", self.top_k, 1, error=GraphError)
+        check_int("chunk_pairs", self.chunk_pairs, 1, error=GraphError)
+        check_choice("engine", self.engine, ("local", "spark"), error=GraphError)
 
     def identity(self) -> dict[str, Any]:
         """The options that decide the lemma files (a resumed build must match them)."""
@@ -424,8 +422,7 @@ def merge_counts(parts: Sequence[tuple[EdgeCounts, int]]) -> EdgeCounts:
     """
     ids: dict[str, int] = {}
     for counts, weight in parts:
-        if not isinstance(weight, int) or isinstance(weight, bool) or weight < 1:
-            raise GraphError(f"a count weight (={weight!r}) has to be an integer of at least 1")
+        check_int("a count weight", weight, 1, error=GraphError, quote=False)
         for lemma in counts.vocab:
             ids.setdefault(lemma, len(ids))
     cause = np.zeros(len(ids), np.int64)

@@ -26,7 +26,7 @@ from typing import Any
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.query import HUB_SHARE, MIN_FREQ, RANKS
 from cause_effect_graph.store import graph_from_option
-from dpc_errors import DpcError
+from dpc_errors import DpcError, check_int
 from dpc_files import check_output_file, check_output_folder
 
 __all__ = ["add_graph_parser", "add_pairs_command", "build_command", "cooccur_command",
@@ -241,8 +241,8 @@ def add_pairs_command(args: argparse.Namespace) -> int:
     try:
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         sources = _everyday(args, parse_sources)
-        if args.min_count is not None and args.min_count < 1:
-            raise GraphError(f"`--min-count` (={args.min_count}) has to be at least 1")
+        if args.min_count is not None:
+            check_int("--min-count", args.min_count, 1, error=GraphError)
         G = _graph(args)
         t = time.perf_counter()
         H = add_everyday(G, sources, args.min_count, cache=args.work)
@@ -394,10 +394,8 @@ def parts_of_speech_command(args: argparse.Namespace) -> int:
 
     try:
         check_output_file(args.out, "--out", overwrite=args.overwrite)
-        if args.gutenberg_lines < 0:
-            raise GraphError(f"`--gutenberg-lines` (={args.gutenberg_lines}) has to be at least 0")
-        if args.min_count < 1:
-            raise GraphError(f"`--min-count` (={args.min_count}) has to be at least 1")
+        check_int("--gutenberg-lines", args.gutenberg_lines, 0, error=GraphError)
+        check_int("--min-count", args.min_count, 1, error=GraphError)
         t = time.perf_counter()
         profile = build_parts_of_speech(args.data, args.out, args.gutenberg_lines, args.seed,
                                         progress=not args.no_progress, min_count=args.min_count)

@@ -47,6 +47,7 @@ from pathlib import Path
 from causal_mining.readers import ReadStats, expand_inputs, read_documents
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import dictionary_lemmas, is_stop_word, text_words, word_lemma
+from dpc_errors import check_int
 from dpc_files import atomic_write_bytes
 
 __all__ = [
@@ -161,8 +162,7 @@ def count_windows(inputs: Sequence[str | os.PathLike[str]], vocab: Iterable[str]
     vocab_set = frozenset(v for v in vocab if v)
     if not vocab_set:
         raise GraphError("the vocabulary to count is empty")
-    if window < 1:
-        raise GraphError(f"`window` (={window}) must be at least 1")
+    check_int("window", window, 1, error=GraphError)
     paths = [str(p) for p in expand_inputs(list(inputs))]
     total = WindowCounts(window)
     workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))

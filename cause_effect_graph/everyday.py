@@ -69,6 +69,7 @@ from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.build import EdgeCounts, count_lemma_pairs, merge_counts
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
+from dpc_errors import check_int
 from dpc_files import atomic_open
 
 __all__ = [
@@ -198,9 +199,8 @@ class EverydaySource:
                      if "copa" in self.name.lower() else "")
             raise GraphError(f"everyday source {self.name!r} is not one of "
                              f"{', '.join(READERS)}{extra}")
-        if not isinstance(self.weight, int) or isinstance(self.weight, bool) or self.weight < 1:
-            raise GraphError(f"the weight of everyday source {self.name!r} (={self.weight!r}) "
-                             "has to be a positive integer")
+        check_int(f"the weight of everyday source {self.name!r}", self.weight, 1,
+                  error=GraphError, quote=False)
 
     def files(self) -> list[Path]:
         """The files this source reads.
@@ -391,8 +391,7 @@ def add_counts(G: nx.DiGraph, counts: EdgeCounts, min_count: int | None = None) 
     """
     if min_count is None:
         min_count = int(G.graph.get("min_count") or 1)
-    if min_count < 1:
-        raise GraphError(f"`min_count` (={min_count}) has to be at least 1")
+    check_int("min_count", min_count, 1, error=GraphError)
     summed = {(u, v): int(w) for u, v, w in G.edges(data="weight", default=1)}
     vocab = counts.vocab
     for s, d, w in zip(counts.src.tolist(), counts.dst.tolist(), counts.weight.tolist()):

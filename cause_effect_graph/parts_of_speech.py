@@ -56,6 +56,7 @@ from pathlib import Path
 
 from cause_effect_graph.errors import GraphError, GraphFormatError, GraphVersionError
 from cause_effect_graph.lemmas import CONTENT_POS, Lemmatizer, keep_lemma
+from dpc_errors import check_float, check_int
 
 __all__ = ["DEFAULT_PARTS_OF_SPEECH", "FORMAT", "PartsOfSpeech", "build_parts_of_speech",
            "count_parts_of_speech", "default_parts_of_speech", "gutenberg_sample",
@@ -136,11 +137,9 @@ class PartsOfSpeech:
         >>> profile.of("fast", 1.5)
         Traceback (most recent call last):
         ...
-        cause_effect_graph.errors.GraphError: `min_share` (=1.5) has to be between 0 and 1
+        cause_effect_graph.errors.GraphError: `min_share` (=1.5) has to be a finite number in [0, 1]
         """
-        if (isinstance(min_share, bool) or not isinstance(min_share, (int, float))
-                or not 0 <= min_share <= 1):
-            raise GraphError(f"`min_share` (={min_share!r}) has to be between 0 and 1")
+        check_float("min_share", min_share, 0, 1, error=GraphError)
         tags = self.counts.get(lemma.lower())
         if not tags:
             return ()
@@ -339,9 +338,7 @@ def gutenberg_sample(files: Iterable[str | os.PathLike[str]], n: int,
     >>> len(gutenberg_sample([f], 2, seed=1))
     2
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise GraphError(f"the number of Gutenberg lines (={n!r}) has to be a non-negative "
-                         "integer")
+    check_int("the number of Gutenberg lines", n, 0, error=GraphError, quote=False)
     rng = random.Random(seed)
     kept: list[tuple[int, str]] = []
     if n == 0:
@@ -439,8 +436,7 @@ def build_parts_of_speech(data: str | os.PathLike[str], out: str | os.PathLike[s
     PartsOfSpeech
         The profile written.
     """
-    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
-        raise GraphError(f"`min_count` (={min_count!r}) has to be a positive integer")
+    check_int("min_count", min_count, 1, error=GraphError)
     texts = profile_texts(data, gutenberg_lines, seed)
     profile = count_parts_of_speech(texts, progress=progress).pruned(min_count)
     profile.save(out)

@@ -168,8 +168,9 @@ def looks_english(text: str) -> bool:
 
 
 def neighbours(G: nx.DiGraph, lemma: str, direction: Direction) -> dict[str, dict[str, int]]:
-    """The lemma's causes (``"cause"``: predecessors) or effects (``"effect"``: successors)."""
-    if check_direction(direction, GraphError) == "cause":
+    """The lemma's causes (``"cause"``: predecessors) or effects (``"effect"``: successors).
+    ``direction`` is not checked again here: :func:`candidates` checked it once per query."""
+    if direction == "cause":
         return G.pred[lemma] if lemma in G else {}
     return G.succ[lemma] if lemma in G else {}
 

@@ -20,6 +20,7 @@ from typing import Any
 import networkx as nx
 
 from cause_effect_graph.errors import GraphError
+from dpc_errors import check_int
 from dpc_files import atomic_write_bytes
 
 __all__ = ["draw_neighbourhood", "neighbourhood"]
@@ -34,8 +35,7 @@ def neighbourhood(G: nx.DiGraph, lemma: str, n: int = 10) -> nx.DiGraph:
     """
     if lemma not in G:
         raise GraphError(f"lemma {lemma!r} is not in the graph")
-    if n < 1:
-        raise GraphError(f"`n` (={n}) has to be at least 1")
+    check_int("n", n, 1, error=GraphError)
 
     def top(items: dict[str, dict[str, int]]) -> list[str]:
         return [k for k, _ in sorted(items.items(), key=lambda kv: (-kv[1].get("weight", 1),

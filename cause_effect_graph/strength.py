@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import networkx as nx
 
 from cause_effect_graph.errors import GraphError
+from dpc_errors import check_float
 
 __all__ = [
     "ALPHA",
@@ -68,10 +69,8 @@ def _counts(G: nx.DiGraph, cause: str, effect: str) -> tuple[int, int, int, int]
 
 
 def _check(alpha: float, lam: float) -> None:
-    if not 0 < alpha <= 1:
-        raise GraphError(f"`alpha` (={alpha}) has to be in (0, 1]")
-    if not 0 <= lam <= 1:
-        raise GraphError(f"`lam` (={lam}) has to be in [0, 1]")
+    check_float("alpha", alpha, 0, 1, open_min=True, error=GraphError)
+    check_float("lam", lam, 0, 1, error=GraphError)
 
 
 def _necessity(f_ij: int, f_i: int, f_j: int, n: int, alpha: float) -> float:

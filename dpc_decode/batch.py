@@ -26,6 +26,7 @@ from dpc_decode.model_runner import model_vocab_size, resolve_special_ids
 from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
 from dpc_decode.tensor_automaton import TensorAutomaton
 from dpc_decode.word_boundary import WordPieces, word_pieces
+from dpc_errors import check_int
 
 __all__ = ["DecodeBatch", "chunks", "cut_to_tokens", "encode_inputs", "input_token_limit",
            "position_limit"]
@@ -214,8 +215,8 @@ def _prefix_end(tokenizer: Any, text: str, most: int, count: Callable[[str], int
 
 def chunks(n: int, size: int | None) -> Iterator[range]:
     """Consecutive ranges of at most ``size`` indices covering ``range(n)``."""
-    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-        raise DpcError(f"`batch_size` (={size!r}) must be a positive integer or None")
+    if size is not None:
+        check_int("batch_size", size, 1)
     step = n if size is None else size
     for start in range(0, n, max(step, 1)):
         yield range(start, min(n, start + step))

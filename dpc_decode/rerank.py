@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
 from dpc_decode.errors import DpcError
+from dpc_errors import check_int
 
 __all__ = ["deduplicate", "jaccard", "limit_templates", "mmr", "normalise", "rank_by_nll",
            "word_ngrams", "word_set"]
@@ -145,8 +146,8 @@ def limit_templates(ranked: Sequence[T], k: int, limit: int = 2, n: int = 3) -> 
     passed over. When fewer than ``k`` outputs pass, the passed-over ones fill the rest, in their
     order (the list is never shorter than ``min(k, len(ranked))``).
     """
-    if limit < 1 or n < 1:
-        raise DpcError(f"`limit` (={limit!r}) and `n` (={n!r}) must be positive")
+    check_int("limit", limit, 1)
+    check_int("n", n, 1)
     counts: dict[tuple[str, ...], int] = {}
     chosen: list[T] = []
     passed: list[T] = []

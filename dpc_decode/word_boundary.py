@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from dpc_decode.errors import ConstraintError
+from dpc_errors import check_int
 
 __all__ = ["WordPieces", "continues_word", "word_pieces"]
 
@@ -152,8 +153,7 @@ def word_pieces(tokenizer: Any, vocab_size: int | None = None) -> WordPieces:
                 f"the tokenizer {type(tokenizer).__name__} has no len(): pass `vocab_size`"
             ) from None
     size = vocab_size
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-        raise ConstraintError(f"`vocab_size` (={vocab_size!r}) must be a non-negative integer")
+    check_int("vocab_size", size, 0, error=ConstraintError)
     try:
         known = len(tokenizer)
     except TypeError:

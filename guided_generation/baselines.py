@@ -80,8 +80,7 @@ def run_method(
     """
     options = options or GuidedOptions()
     check_direction(direction)
-    if method not in METHODS:
-        raise GuidedGenerationError(f"method {method!r} is not one of {', '.join(METHODS)}")
+    method_names([method])
     if method in _RERANKS:  # the variants share one decode (GuidedGenerator keeps it)
         result = generator.generate(text, direction, _with(options, rerank=_RERANKS[method]))
         return result.outputs, result.stats

@@ -351,8 +351,7 @@ def generate_command(args: argparse.Namespace) -> int:
         if args.fast and args.model is not None:
             raise GuidedGenerationError(f"give --fast or --model (={args.model!r}), not both")
         options = _options(args)
-        check_direction(args.direction)
-        items = _items(args)
+        items = _items(args)  # checks every input's direction (--direction's too)
         results = None
         skip = 0
         if args.out:

@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+from dpc_errors import check_int
 from guided_generation.errors import GuidedGenerationError
 
 __all__ = [
@@ -73,11 +74,6 @@ def _check_lengths(outputs: Sequence[object], name: str, others: Sequence[object
         raise GuidedGenerationError(
             f"{len(outputs)} output lists but {len(others)} {name}: one per input is needed"
         )
-
-
-def _check_positive(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise GuidedGenerationError(f"`{name}` (={value!r}) has to be a positive integer")
 
 
 def div_bleu1(outputs: Sequence[Sequence[str]], golds: Sequence[str], top: int = 3,
@@ -129,7 +125,7 @@ def div_bleu1(outputs: Sequence[Sequence[str]], golds: Sequence[str], top: int =
     """
     _check_nested("outputs", outputs)
     _check_lengths(outputs, "gold texts", golds)
-    _check_positive("top", top)
+    check_int("top", top, 1, error=GuidedGenerationError)
     hypotheses: list[str] = []
     references: list[str] = []
     for outs, gold in zip(outputs, golds):
@@ -174,7 +170,7 @@ def distinct_n(texts: Sequence[str], n: int) -> float:
     >>> distinct_n(["one"], 2)
     nan
     """
-    _check_positive("n", n)
+    check_int("n", n, 1, error=GuidedGenerationError)
     if isinstance(texts, str):
         raise GuidedGenerationError(f"`texts` (={texts!r}) is a string; expected a list of texts")
     grams = [gram for text in texts for gram in _ngrams(words(text), n)]
@@ -195,7 +191,7 @@ def mean_distinct_n(outputs: Sequence[Sequence[str]], n: int) -> float:
     >>> mean_distinct_n([], 1)
     nan
     """
-    _check_positive("n", n)
+    check_int("n", n, 1, error=GuidedGenerationError)
     _check_nested("outputs", outputs)
     values = [value for outs in outputs if not math.isnan(value := distinct_n(outs, n))]
     return sum(values) / len(values) if values else math.nan

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from causal_mining.pair import Direction
 from causal_mining.pair import check_direction as _check_direction
 from dpc_decode.options import BeamSearchOptions
-from dpc_errors import check_float, check_int
+from dpc_errors import check_choice, check_float, check_int
 from guided_generation.errors import GuidedGenerationError
 
 __all__ = ["CONSTRAINT_MODES", "METHODS", "RANKS", "RERANKS", "GuidedOptions", "check_direction",
@@ -74,15 +74,6 @@ def method_names(names: Sequence[str]) -> list[str]:
         if name not in METHODS:
             raise GuidedGenerationError(f"method {name!r} is not one of {', '.join(METHODS)}")
     return list(names)
-
-
-def _check_int(name: str, value: object, minimum: int = 1) -> None:
-    check_int(name, value, minimum, error=GuidedGenerationError)
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise GuidedGenerationError(f"`{name}` (={value!r}) is not one of {', '.join(choices)}")
 
 
 @dataclass(frozen=True)
@@ -209,26 +200,27 @@ class GuidedOptions:
     batch_rows: int = 100
 
     def __post_init__(self) -> None:
+        error = GuidedGenerationError
         for name in ("n", "m", "k", "plain_m", "max_input_tokens", "batch_rows", "keyword_pool"):
-            _check_int(name, getattr(self, name))
+            check_int(name, getattr(self, name), 1, error=error)
         for name in ("sampled", "sampled_keywords"):
-            _check_int(name, getattr(self, name), 0)
+            check_int(name, getattr(self, name), 0, error=error)
         if self.num_beams is None:
             object.__setattr__(self, "num_beams", max(self.m, 4))
-        _check_int("num_beams", self.num_beams)
+        check_int("num_beams", self.num_beams, 1, error=error)
         assert self.num_beams is not None  # for the type checker; set just above
         if self.m > self.num_beams:
             raise GuidedGenerationError(f"`m` (={self.m}) must be at most `num_beams` (={self.num_beams})")
-        _check_choice("rank", self.rank, RANKS)
-        _check_choice("rerank", self.rerank, RERANKS)
-        _check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES)
-        check_float("mmr_lambda", self.mmr_lambda, 0, 1, error=GuidedGenerationError)
-        check_float("verifier_pmi_weight", self.verifier_pmi_weight, 0, error=GuidedGenerationError)
+        check_choice("rank", self.rank, RANKS, error=error)
+        check_choice("rerank", self.rerank, RERANKS, error=error)
+        check_choice("constraint_mode", self.constraint_mode, CONSTRAINT_MODES, error=error)
+        check_float("mmr_lambda", self.mmr_lambda, 0, 1, error=error)
+        check_float("verifier_pmi_weight", self.verifier_pmi_weight, 0, error=error)
         if self.reject_below not in (None, "auto"):
-            check_float("reject_below", self.reject_below, error=GuidedGenerationError)
-        check_float("length_penalty", self.length_penalty, error=GuidedGenerationError)
+            check_float("reject_below", self.reject_below, error=error)
+        check_float("length_penalty", self.length_penalty, error=error)
         if self.template_limit is not None:
-            _check_int("template_limit", self.template_limit)
+            check_int("template_limit", self.template_limit, 1, error=error)
         self.beam_options(self.m)  # the decoding options check themselves
 
     def run_record(self) -> dict[str, Any]:

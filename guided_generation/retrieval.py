@@ -70,6 +70,7 @@ from causal_mining.errors import BankFormatError
 from causal_mining.pair import DIRECTIONS, CausalPair, Direction, check_direction, opposite
 from causal_mining.shards import read_bank
 from cause_effect_graph.lemmas import is_stop_word
+from dpc_errors import check_int
 from guided_generation.errors import GuidedGenerationError
 
 if TYPE_CHECKING:
@@ -254,11 +255,8 @@ class KnnRetriever:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         folders = [Path(path) for path in paths]
-        if max_pairs is not None and (isinstance(max_pairs, bool) or not isinstance(max_pairs, int)
-                                      or max_pairs < 1):
-            raise GuidedGenerationError(
-                f"`max_pairs` (={max_pairs!r}) has to be a positive integer or None"
-            )
+        if max_pairs is not None:
+            check_int("max_pairs", max_pairs, 1, error=GuidedGenerationError)
         for path in folders:
             if not path.exists():
                 raise GuidedGenerationError(f"CausalBank path {os.fspath(path)!r} does not exist")
@@ -320,8 +318,7 @@ class KnnRetriever:
             integer, or ``sentence`` is not a string.
         """
         searched = opposite(_check_direction(direction))
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise GuidedGenerationError(f"`k` (={k!r}) has to be a positive integer")
+        check_int("k", k, 1, error=GuidedGenerationError)
         if not isinstance(sentence, str):
             raise GuidedGenerationError(f"`sentence` (={sentence!r}) has to be a string")
         tokens = _tokens(sentence)

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 
 from dpc_errors import DpcError
-from guided_generation.options import check_direction
 from train.verifier import question
 
 if TYPE_CHECKING:
@@ -122,8 +121,8 @@ class Verifier:
         return cls(model, None if threshold is None else float(threshold))
 
     def scores(self, text: str, direction: str, candidates: Sequence[str]) -> np.ndarray:
-        """One score a candidate as the ``direction`` of ``text`` (higher: more plausible)."""
-        check_direction(direction)
+        """One score a candidate as the ``direction`` of ``text`` (higher: more plausible);
+        :func:`train.verifier.question` checks ``direction``."""
         if not candidates:
             return np.zeros(0)
         q = question(text, direction)

@@ -15,7 +15,7 @@ import time
 from importlib.util import find_spec
 from typing import Any
 
-from dpc_errors import DpcError
+from dpc_errors import DpcError, check_int
 from serve.guard import is_loopback
 
 __all__ = ["add_serve_parser", "is_loopback", "serve_command"]
@@ -52,8 +52,7 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _check_port(host: str, port: int) -> None:
-    if not 1 <= port <= 65535:
-        raise DpcError(f"--port (={port}) must be from 1 to 65535")
+    check_int("--port", port, 1, 65535, quote=False)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpc_errors import DpcError
+from dpc_errors import DpcError, check_choice, check_int
 from guided_generation.options import RANKS as _RANKS
 from guided_generation.options import RERANKS as _RERANKS
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from train.models import LoadedModel
 
 __all__ = ["DIRECTIONS", "LIMITS", "BusyError", "CancelledError", "ConstrainRequest",
-           "GenerateRequest", "ServeError", "Service", "check_int", "check_text", "fit_input",
+           "GenerateRequest", "ServeError", "Service", "check_request_int", "check_text", "fit_input",
            "parse_constraint_sets", "parse_phrases"]
 
 #: What the page's direction choice may be: one of the pipeline's, or both one after the other.
@@ -117,27 +117,25 @@ def check_text(name: str, value: object, max_chars: int = LIMITS["chars"],
     return text
 
 
-def check_int(name: str, value: object, low: int, high: int) -> int:
-    """``value`` if it is an integer in ``[low, high]`` (a whole float from a web form counts).
+def check_request_int(name: str, value: object, low: int, high: int) -> int:
+    """``value`` if it is an integer in ``[low, high]``: :func:`dpc_errors.check_int`, where a
+    whole float from a web form or a JSON number counts, and the message names the field as the
+    request does.
 
-    >>> check_int("k", 5.0, 1, 100)
+    >>> check_request_int("k", 5.0, 1, 100)
     5
-    >>> check_int("k", "five", 1, 100)
+    >>> check_request_int("k", "five", 1, 100)
     Traceback (most recent call last):
     ...
     serve.service.ServeError: k (='five') must be an integer from 1 to 100
     """
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ServeError(f"{name} (={value!r}) must be an integer from {low} to {high}")
-    return value
+    return check_int(name, value, low, high, error=ServeError, quote=False)
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ServeError(f"{name} (={value!r}) is not one of {', '.join(choices)}")
-    return value  # type: ignore[return-value]
+    return check_choice(name, value, choices, error=ServeError, quote=False)
 
 
 def parse_constraint_sets(text: str) -> list[list[str]]:
@@ -224,7 +222,7 @@ class GenerateRequest:
         for name in ("n", "m", "k", "max_new_tokens"):
             value = getattr(self, name)
             if value is not None:
-                object.__setattr__(self, name, check_int(name, value, 1, LIMITS[name]))
+                object.__setattr__(self, name, check_request_int(name, value, 1, LIMITS[name]))
         if self.rank is not None:
             _check_choice("rank", self.rank, RANKS)
         if self.rerank is not None:
@@ -298,9 +296,9 @@ class ConstrainRequest:
         object.__setattr__(self, "sets", sets)
         object.__setattr__(self, "banned", banned)
         object.__setattr__(self, "model", model)
-        object.__setattr__(self, "num_beams", check_int("num_beams", self.num_beams, 1,
+        object.__setattr__(self, "num_beams", check_request_int("num_beams", self.num_beams, 1,
                                                         LIMITS["num_beams"]))
-        object.__setattr__(self, "max_new_tokens", check_int("max_new_tokens", self.max_new_tokens,
+        object.__setattr__(self, "max_new_tokens", check_request_int("max_new_tokens", self.max_new_tokens,
                                                              1, LIMITS["max_new_tokens"]))
 
     @classmethod
@@ -357,7 +355,8 @@ class Service:
     def __init__(self, generator: GuidedGenerator | None = None, *, model: str | None = None,
                  graph: str | None = None, models: Sequence[str] = (), max_queue: int = 32,
                  loader: Callable[[str], LoadedModel] | None = None) -> None:
-        self.max_queue = check_int("--max-queue", max_queue, 1, 10_000)
+        self.max_queue = check_int("--max-queue", max_queue, 1, 10_000, error=ServeError,
+                                   quote=False)
         self._generator = generator
         self._model_name, self._graph_path = model, graph
         extra = [check_text("--model", name, LIMITS["model_chars"]) for name in models]

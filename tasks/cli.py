@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dpc_device import add_device_arguments, resolve_device
-from dpc_errors import DpcError
+from dpc_errors import DpcError, check_int
 from dpc_files import atomic_open, check_output_file, check_output_folder
 from guided_generation.cli import generator_run, verifier_run
 from guided_generation.errors import GuidedGenerationError
@@ -167,8 +167,7 @@ def eval_generation_command(args: argparse.Namespace) -> int:
                                 template_limit=args.template_limit or None)
         items = read_copa(args.file)
         if args.limit is not None:
-            if args.limit < 1:
-                raise GuidedGenerationError(f"--limit (={args.limit}) must be at least 1")
+            check_int("--limit", args.limit, 1, error=GuidedGenerationError, quote=False)
             items = items[: args.limit]
         device = resolve_device(args.device)  # before the bank and the model are read
         run = ({**generator_run(args.model, args.graph), "verifier": verifier_run("bundled"),

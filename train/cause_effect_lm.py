@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpc_errors import check_int
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainDataError, TrainError
 from train.lora import LoraOptions
@@ -205,11 +206,8 @@ class LmGeneratorOptions(LoraOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.max_pairs is not None and (isinstance(self.max_pairs, bool)
-                                           or not isinstance(self.max_pairs, int)
-                                           or self.max_pairs < 1):
-            raise TrainConfigError(f"`max_pairs` (={self.max_pairs!r}) has to be a positive "
-                                   "integer")
+        if self.max_pairs is not None:
+            check_int("max_pairs", self.max_pairs, 1, error=TrainConfigError)
 
 
 def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,

@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 from dataclasses import asdict, fields
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 from dpc_device import add_device_arguments
 from dpc_errors import DpcError
@@ -74,8 +74,7 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
                            help="with --warm-start: the decoder shares the encoder's weights "
                            "(Rothe et al. 2020's BERTShare; about half the parameters)")
         else:
-            kind = float if f.name in ("lr", "dropout", "weight_decay", "max_minutes") else int
-            g.add_argument(flag, type=kind, default=value)
+            g.add_argument(flag, type=field_type(TrainOptions, f.name), default=value)
     add_device_arguments(g, training=True)
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.set_defaults(func=generator_command, interrupted=_checkpoint_kept("checkpoint/"))
@@ -119,7 +118,8 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
         if f.name in ("bank", "out", "pairs", "progress"):
             continue
         value = getattr(cb_defaults, f.name)
-        cb.add_argument("--" + f.name.replace("_", "-"), type=type(value), default=value)
+        cb.add_argument("--" + f.name.replace("_", "-"), type=field_type(CausalBertOptions, f.name),
+                        default=value)
     add_device_arguments(cb, training=True)
     cb.add_argument("--no-progress", action="store_true", help="no progress bar")
     cb.set_defaults(func=causal_bert_command,
@@ -139,12 +139,11 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
         if f.name == "progress":
             continue
         value = getattr(lm_defaults, f.name)
-        if isinstance(value, bool):
+        kind = field_type(LmGeneratorOptions, f.name)
+        if kind is bool:
             lm.add_argument("--" + f.name.replace("_", "-"),
                             action=argparse.BooleanOptionalAction, default=value)
             continue
-        kind = {"epochs": float, "lr": float, "max_minutes": float, "max_pairs": int,
-                "base": str}.get(f.name, type(value))
         lm.add_argument("--" + f.name.replace("_", "-"), type=kind, default=value,
                         help="a train.pretrained name or a causal LM folder" if f.name == "base"
                         else None)
@@ -153,6 +152,19 @@ def add_train_parser(sub: Any) -> argparse.ArgumentParser:
     lm.set_defaults(func=lm_generator_command,
                     interrupted=_checkpoint_kept("lora_state.safetensors"))
     return p
+
+
+def field_type(options: type, name: str) -> Any:
+    """The type of the field ``name`` of the options dataclass ``options``, as its annotation
+    says, ``None`` left out: what its flag parses (``int | None`` -> ``int``).
+
+    >>> from train.options import TrainOptions
+    >>> field_type(TrainOptions, "max_minutes"), field_type(TrainOptions, "batch_size")
+    (<class 'float'>, <class 'int'>)
+    """
+    hint = get_type_hints(options)[name]
+    kinds = [kind for kind in get_args(hint) if kind is not type(None)]
+    return kinds[0] if kinds else hint
 
 
 def _checkpoint_kept(name: str) -> Any:

@@ -48,6 +48,7 @@ import torch
 from torch import nn
 
 from dpc_device import autocast, place, resolve_training
+from dpc_errors import check_float, check_int
 from dpc_files import write_json
 from train.checkpoint import CheckpointError, check_safetensors, load_state
 from train.errors import ModelFolderError, TrainDataError
@@ -125,17 +126,13 @@ class CrossEncoderOptions:
 
     def check(self) -> None:
         """Raise :class:`TrainDataError` naming the first out-of-range option."""
-        if not self.epochs > 0:
-            raise TrainDataError(f"epochs (={self.epochs}) has to be positive")
+        check_float("epochs", self.epochs, 0, open_min=True, error=TrainDataError)
         for name in ("batch_size", "max_length", "eval_batch_size", "checkpoint_every"):
-            if int(getattr(self, name)) < 1:
-                raise TrainDataError(f"{name} (={getattr(self, name)}) has to be a positive integer")
-        if not self.lr > 0:
-            raise TrainDataError(f"lr (={self.lr}) has to be positive")
-        if self.max_minutes is not None and not self.max_minutes > 0:
-            raise TrainDataError(f"max_minutes (={self.max_minutes}) has to be positive")
-        if not 0 <= self.warmup < 1:
-            raise TrainDataError(f"warmup (={self.warmup}) has to be in [0, 1)")
+            check_int(name, getattr(self, name), 1, error=TrainDataError)
+        check_float("lr", self.lr, 0, open_min=True, error=TrainDataError)
+        if self.max_minutes is not None:
+            check_float("max_minutes", self.max_minutes, 0, open_min=True, error=TrainDataError)
+        check_float("warmup", self.warmup, 0, 1, open_max=True, error=TrainDataError)
         pool_name(self.pooling)
 
 

@@ -33,6 +33,7 @@ from typing import Literal
 from causal_mining.errors import MiningError
 from causal_mining.pair import CausalPair, Direction, check_direction
 from causal_mining.shards import read_bank
+from dpc_errors import check_int
 from train.errors import TrainDataError
 
 __all__ = [
@@ -175,8 +176,7 @@ def bucket_batches(
     >>> bucket_batches([1, 2, 3], 2, seed=0, epoch=1) == bucket_batches([1, 2, 3], 2, 0, 1)
     True
     """
-    if batch_size < 1:
-        raise TrainDataError(f"batch_size (={batch_size}) must be at least 1")
+    check_int("batch_size", batch_size, 1, error=TrainDataError)
     rng = random.Random(seed * 1_000_003 + epoch)
     order = list(range(len(lengths)))
     rng.shuffle(order)

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
+from dpc_errors import check_float, check_int
 from train.errors import TrainError
 from train.models import minilm_tokenizer_path
-from train.options import require_at_least_one
 from train.shared_weights import share_encoder_decoder
 from train.weight_files import require_safetensors
 
@@ -42,14 +42,13 @@ class GeneratorConfig:
     dropout: float = 0.1
 
     def __post_init__(self) -> None:
-        require_at_least_one(self, ("vocab_size", "d_model", "d_ff", "num_layers", "num_heads"),
-                             "must be a positive integer")
+        for name in ("vocab_size", "d_model", "d_ff", "num_layers", "num_heads"):
+            check_int(name, getattr(self, name), 1, error=TrainError)
         if self.d_model % self.num_heads:
             raise TrainError(
                 f"`d_model` (={self.d_model}) must be divisible by `num_heads` (={self.num_heads})"
             )
-        if not 0.0 <= self.dropout < 1.0:
-            raise TrainError(f"`dropout` (={self.dropout}) must be in [0, 1)")
+        check_float("dropout", self.dropout, 0, 1, open_max=True, error=TrainError)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

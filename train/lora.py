@@ -16,7 +16,7 @@ permutation per epoch, so the order depends only on the seed and the data.
 >>> LoraOptions(r=0)
 Traceback (most recent call last):
 ...
-train.errors.TrainConfigError: `r` (=0) has to be a positive integer
+train.errors.TrainConfigError: `r` (=0) must be an integer >= 1
 >>> lora_targets(["model.layers.0.self_attn.q_proj", "model.layers.0.mlp.up_proj", "lm_head"])
 ['q_proj', 'up_proj']
 """
@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dpc_errors import check_float, check_int
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainError
 
@@ -75,15 +76,11 @@ class LoraOptions:
 
     def __post_init__(self) -> None:
         for name in ("r", "alpha", "batch_size", "checkpoint_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise TrainConfigError(f"`{name}` (={value!r}) has to be a positive integer")
-        if not self.epochs > 0:
-            raise TrainConfigError(f"`epochs` (={self.epochs!r}) has to be positive")
-        if not self.lr > 0:
-            raise TrainConfigError(f"`lr` (={self.lr!r}) has to be positive")
-        if self.max_minutes is not None and not self.max_minutes > 0:
-            raise TrainConfigError(f"`max_minutes` (={self.max_minutes!r}) has to be positive")
+            check_int(name, getattr(self, name), 1, error=TrainConfigError)
+        check_float("epochs", self.epochs, 0, open_min=True, error=TrainConfigError)
+        check_float("lr", self.lr, 0, open_min=True, error=TrainConfigError)
+        if self.max_minutes is not None:
+            check_float("max_minutes", self.max_minutes, 0, open_min=True, error=TrainConfigError)
 
     def run_record(self) -> dict[str, Any]:
         """The options that decide what a run trains (all but the time budget, the progress bar

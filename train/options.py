@@ -10,7 +10,7 @@ fast. Both old import paths still work: ``from train.trainer import TrainOptions
 >>> TrainOptions("bank", "tok", "out", batch_size=0)
 Traceback (most recent call last):
 ...
-train.errors.TrainError: `batch_size` (=0) must be at least 1
+train.errors.TrainError: `batch_size` (=0) must be an integer >= 1
 """
 
 from __future__ import annotations
@@ -18,23 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from dpc_errors import check_float
+from dpc_errors import check_choice, check_float, check_int
 from train.data import VARIANTS
 from train.errors import TrainError
 
 if TYPE_CHECKING:
     from train.generator import GeneratorConfig
 
-__all__ = ["CausalBertOptions", "TrainOptions", "options_from_dict", "require_at_least_one"]
-
-
-def require_at_least_one(options: Any, names: tuple[str, ...],
-                         rule: str = "must be at least 1") -> None:
-    """Raise :class:`TrainError` naming the first of the integer fields ``names`` of
-    ``options`` that is below 1 (``rule``: how the message words it)."""
-    for name in names:
-        if getattr(options, name) < 1:
-            raise TrainError(f"`{name}` (={getattr(options, name)}) {rule}")
+__all__ = ["CausalBertOptions", "TrainOptions", "options_from_dict"]
 
 
 @dataclass(frozen=True)
@@ -72,11 +63,10 @@ class TrainOptions:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise TrainError(f"variant {self.variant!r} is not one of {', '.join(VARIANTS)}")
-        require_at_least_one(self, ("batch_size", "max_steps", "eval_every", "checkpoint_every",
-                                    "patience", "dev_examples", "max_source_tokens",
-                                    "max_target_tokens"))
+        check_choice("variant", self.variant, VARIANTS, error=TrainError)
+        for name in ("batch_size", "max_steps", "eval_every", "checkpoint_every", "patience",
+                     "dev_examples", "max_source_tokens", "max_target_tokens"):
+            check_int(name, getattr(self, name), 1, error=TrainError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainError)
         check_float("dropout", self.dropout, 0, 1, open_max=True, error=TrainError)
         check_float("weight_decay", self.weight_decay, 0, error=TrainError)
@@ -129,9 +119,10 @@ class CausalBertOptions:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        require_at_least_one(self, ("batch_size", "epochs", "max_tokens", "checkpoint_every"))
-        if self.pairs is not None and self.pairs < 2:
-            raise TrainError(f"`pairs` (={self.pairs}) must be at least 2 (or None for all)")
+        for name in ("batch_size", "epochs", "max_tokens", "checkpoint_every"):
+            check_int(name, getattr(self, name), 1, error=TrainError)
+        if self.pairs is not None:  # None: all
+            check_int("pairs", self.pairs, 2, error=TrainError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainError)
         check_float("margin", self.margin, 0, open_min=True, error=TrainError)
         check_float("l2", self.l2, 0, error=TrainError)

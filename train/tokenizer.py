@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from dpc_errors import check_int
 from dpc_files import check_output_folder, claim_output_folder
 from train.errors import ModelFolderError, TrainDataError
 
@@ -80,8 +81,7 @@ def train_tokenizer(
 
     if model_type not in ("unigram", "bpe"):
         raise TrainDataError(f"model_type {model_type!r} is not 'unigram' or 'bpe'")
-    if vocab_size < 8:
-        raise TrainDataError(f"vocab_size (={vocab_size}) must be at least 8")
+    check_int("vocab_size", vocab_size, 8, error=TrainDataError)
     folder = check_output_folder(folder, "--out", command="dpc train tokenizer")
     claim_output_folder(folder, "dpc train tokenizer")
     with tempfile.TemporaryDirectory() as tmp:

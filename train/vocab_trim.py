@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from dpc_errors import check_int
 from dpc_files import check_output_folder, claim_output_folder
 from train.errors import TrainDataError, TrainError
 from train.generator import count_parameters, resolve_warm_start
@@ -108,8 +109,7 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     from transformers import AutoModel, BertTokenizer
 
 
-    if min_count < 1:
-        raise TrainError(f"min_count (={min_count}) must be at least 1")
+    check_int("min_count", min_count, 1, error=TrainError)
     check_output_folder(out, "--out", command="dpc train trim-vocab")
     path = resolve_warm_start(str(model))
     tokenizer = load_tokenizer(path)

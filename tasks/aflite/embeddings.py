@@ -32,14 +32,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpc_files import write_json
+from dpc_files import atomic_open, write_json
 from tasks.aflite.formats import Instances
 from tasks.errors import TaskError
 
@@ -145,14 +144,8 @@ def cache_key(instances: Instances, options: EmbeddingOptions,
 
 def _save_array(path: Path, array: np.ndarray) -> None:
     """``np.save`` beside ``path``, then renamed onto it (whole or not at all)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.save(handle, array, allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as handle:
+        np.save(handle, array, allow_pickle=False)
 
 
 def _load_array(path: Path) -> np.ndarray:

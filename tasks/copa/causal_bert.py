@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from dpc_device import autocast, resolve_training
+from dpc_errors import check_float, check_int
 from tasks.copa.dataset import CopaItem, as_clause, read_copa
 from train.causal_bert import CausalBert, Pair, load_causal_bert, margin_loss, score_pairs
 from train.errors import TrainDataError, TrainError
@@ -65,10 +66,9 @@ class CopaRankingOptions:
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "max_tokens"):
-            if getattr(self, name) < 1:
-                raise TrainError(f"`{name}` (={getattr(self, name)}) must be at least 1")
-        if self.lr <= 0 or self.margin <= 0:
-            raise TrainError(f"`lr` (={self.lr}) and `margin` (={self.margin}) must be positive")
+            check_int(name, getattr(self, name), 1, error=TrainError)
+        check_float("lr", self.lr, 0, open_min=True, error=TrainError)
+        check_float("margin", self.margin, 0, open_min=True, error=TrainError)
 
 
 def _copa_pairs(item: CopaItem) -> tuple[Pair, Pair]:

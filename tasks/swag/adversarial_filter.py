@@ -30,7 +30,6 @@ run: a run may resume on another device.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -40,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpc_files import atomic_open
+from dpc_errors import check_float, check_int
+from dpc_files import read_json, write_json
 from tasks.errors import TaskError
 from tasks.swag.committee import CHEAP_MODELS, MODELS, Committee, EndingTable, pos_tags
 from tasks.swag.oversample import PoolEntry, read_pool
@@ -70,12 +70,11 @@ class FilterOptions:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.iterations < 1 or self.patience < 1 or self.cheap_iterations < 0:
-            raise TaskError(f"`k` (={self.k}), `iterations` (={self.iterations}) and `patience` "
-                            f"(={self.patience}) must be at least 1, `cheap_iterations` "
-                            f"(={self.cheap_iterations}) at least 0")
-        if not 0 < self.test_share < 1:
-            raise TaskError(f"`test_share` (={self.test_share}) must be in (0, 1)")
+        for name in ("k", "iterations", "patience"):
+            check_int(name, getattr(self, name), 1, error=TaskError)
+        check_int("cheap_iterations", self.cheap_iterations, 0, error=TaskError)
+        check_float("test_share", self.test_share, 0, 1, open_min=True, open_max=True,
+                    error=TaskError)
         unknown = [m for m in self.members if m not in MODELS]
         if unknown or not self.members:
             raise TaskError(f"`members` {list(self.members)!r}: each must be one of "
@@ -90,21 +89,15 @@ class _Data:
     table: EndingTable
 
 
-def _write_json(path: Path, value: Any) -> None:
-    with atomic_open(path) as handle:
-        json.dump(value, handle, indent=1)
-        handle.write("\n")
-
-
 def _tags(folder: Path, texts: list[str]) -> list[list[tuple[str, str]]]:
     """spaCy's (word, POS) of every distinct text, cached in ``DIR/pos_tags.json``."""
     path = folder / TAGS
-    cache: dict[str, list[list[str]]] = json.loads(path.read_text()) if path.exists() else {}
+    cache: dict[str, list[list[str]]] = read_json(path) if path.exists() else {}
     missing = sorted({t for t in texts if t not in cache})
     if missing:
         for text, tags in zip(missing, pos_tags(missing)):
             cache[text] = [list(t) for t in tags]
-        _write_json(path, cache)
+        write_json(path, cache)
     return [[(w, p) for w, p in cache[t]] for t in texts]
 
 
@@ -184,13 +177,13 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
     settings = {**asdict(options), "members": list(options.members)}
     state_path, report_path = folder / STATE, folder / REPORT
     if state_path.exists():
-        state = json.loads(state_path.read_text())
+        state = read_json(state_path)
         saved = {k: v for k, v in state["settings"].items() if k != "iterations"}
         if saved != {k: v for k, v in settings.items() if k != "iterations"}:
             raise TaskError(f"{os.fspath(state_path)!r} holds an AF run with other settings "
                             f"({state['settings']}); use the same ones or another pool folder")
         negatives = [list(map(int, x)) for x in state["negatives"]]
-        report = json.loads(report_path.read_text())
+        report = read_json(report_path)
         # a record written just before an interruption whose state was not: done again
         report["iterations"] = [r for r in report["iterations"] if r["iteration"] < state["done"]]
         if state["stopped"].startswith("iterations=") and state["done"] < options.iterations:
@@ -250,16 +243,16 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
                                 f"1/{options.k + 1} in {options.patience} iterations in a row")
         state["negatives"] = negatives
         report["stopped"] = state["stopped"]
-        _write_json(report_path, report)  # the report first: a state never runs ahead of it
-        _write_json(state_path, state)
+        write_json(report_path, report)  # the report first: a state never runs ahead of it
+        write_json(state_path, state)
         bar.update(1)
         bar.set_postfix(ensemble=f"{accuracy['ensemble']:.3f}", changed=changed, refresh=False)
     bar.close()
     if "final" not in report:
         report["final"] = _final_check(data, eligible, negatives, options, where, precision)
     report["stopped"] = state["stopped"]
-    _write_json(report_path, report)
-    _write_json(state_path, state)
+    write_json(report_path, report)
+    write_json(state_path, state)
     return report
 
 
@@ -290,7 +283,7 @@ def filtered_items(folder: str | Path, *, seed: int = 0) -> list[Any]:
     state_path = folder / STATE
     if not state_path.exists():
         raise TaskError(f"{os.fspath(state_path)!r} does not exist: run the filter first")
-    negatives = json.loads(state_path.read_text())["negatives"]
+    negatives = read_json(state_path)["negatives"]
     entries = [e for e in read_pool(folder) if e.endings]
     if len(entries) != len(negatives):
         raise TaskError(f"{os.fspath(state_path)!r} does not match the pool (re-run the filter)")

@@ -31,7 +31,12 @@ __all__ = ["add_swag_parser"]
 
 
 def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``dpc swag`` and its commands."""
+    """Register ``dpc swag`` and its commands (their defaults are the options dataclasses'; the
+    modules holding them import no torch)."""
+    from tasks.swag.adversarial_filter import FilterOptions
+    from tasks.swag.oversample import OversampleOptions
+
+    od, fd = OversampleOptions(), FilterOptions()
     swag = sub.add_parser("swag", help="SWAG endings: oversampling and Adversarial Filtering")
     cmds = swag.add_subparsers(dest="swag_command", required=True)
 
@@ -53,8 +58,9 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     o = cmds.add_parser("oversample", help="sample distinct endings per context")
     o.add_argument("contexts", help="HellaSwag-format JSON lines (ctx, endings, label)")
     o.add_argument("--out", required=True, help="pool folder (resumes a run there)")
-    o.add_argument("--per-context", type=int, default=32, help="distinct endings per context")
-    o.add_argument("--constrain-context", action="store_true",
+    o.add_argument("--per-context", type=int, default=od.per_context,
+                   help=f"distinct endings per context (default {od.per_context})")
+    o.add_argument("--constrain-context", action="store_true", default=od.constrain_context,
                    help="every ending names a content word of its context (or an inflection)")
     o.add_argument("--model", default=None,
                    help="ending model: a `dpc swag train-endings` folder (default: the bundled "
@@ -62,14 +68,15 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
                         "model folder or a pretrained name")
     o.add_argument("--split", choices=("all", "pool", "lm"), default="all",
                    help="contexts to use: all, or the ending model's held-out 'pool' contexts")
-    o.add_argument("--limit", type=int, default=None, help="at most this many contexts")
-    o.add_argument("--temperature", type=float, default=1.0)
-    o.add_argument("--top-p", type=float, default=0.95)
-    o.add_argument("--max-new-tokens", type=int, default=64,
-                   help="longest ending in tokens; longer ones are dropped (default 64)")
-    o.add_argument("--max-rounds", type=int, default=4)
-    o.add_argument("--contexts-per-batch", type=int, default=8)
-    o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--limit", type=int, default=od.limit, help="at most this many contexts")
+    o.add_argument("--temperature", type=float, default=od.temperature)
+    o.add_argument("--top-p", type=float, default=od.top_p)
+    o.add_argument("--max-new-tokens", type=int, default=od.max_new_tokens,
+                   help="longest ending in tokens; longer ones are dropped "
+                        f"(default {od.max_new_tokens})")
+    o.add_argument("--max-rounds", type=int, default=od.max_rounds)
+    o.add_argument("--contexts-per-batch", type=int, default=od.contexts_per_batch)
+    o.add_argument("--seed", type=int, default=od.seed)
     add_device_arguments(o)
     o.set_defaults(func=oversample_command,
                    interrupted=lambda a: f"finished contexts kept in {a.out}/pool.jsonl; "
@@ -78,15 +85,16 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     f = cmds.add_parser("filter", help="Adversarial Filtering of an oversampled pool")
     f.add_argument("folder", help="pool folder of `dpc swag oversample`")
     f.add_argument("--out", required=True, help="HellaSwag-format JSON lines to write")
-    f.add_argument("--k", type=int, default=3, help="negatives per context (default 3)")
-    f.add_argument("--iterations", type=int, default=30, help="maximum AF iterations")
-    f.add_argument("--cheap-iterations", type=int, default=5,
+    f.add_argument("--k", type=int, default=fd.k, help=f"negatives per context (default {fd.k})")
+    f.add_argument("--iterations", type=int, default=fd.iterations, help="maximum AF iterations")
+    f.add_argument("--cheap-iterations", type=int, default=fd.cheap_iterations,
                    help="first iterations with the MLP and bag-of-words members only")
-    f.add_argument("--stop-at-chance", action=argparse.BooleanOptionalAction, default=True,
+    f.add_argument("--stop-at-chance", action=argparse.BooleanOptionalAction,
+                   default=fd.stop_at_chance,
                    help="also stop once the whole committee's held-out accuracy has been at or "
                         "below chance (1/(k+1)) for 2 iterations in a row (default: yes; not in "
                         "the paper, whose rules alone are --no-stop-at-chance)")
-    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--seed", type=int, default=fd.seed)
     f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     add_device_arguments(f, training=True, dtype_help=(
         "precision of the committee's CNN and BiLSTM (torch.autocast, weights float32; the MLP "

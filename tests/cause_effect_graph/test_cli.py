@@ -99,4 +99,4 @@ def test_parts_of_speech(tmp_path, capsys):
                 "--out", str(tmp_path / "x.tsv.gz")]) == 2
     assert "no Gutenberg text (*.txt.xz) in '" in capsys.readouterr().err
     assert run([*argv, "--overwrite", "--min-count", "0"]) == 2
-    assert "`--min-count` (=0) has to be at least 1" in capsys.readouterr().err
+    assert "`--min-count` (=0) must be an integer >= 1" in capsys.readouterr().err

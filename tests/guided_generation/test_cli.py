@@ -54,7 +54,7 @@ def test_eval_generation_prints_the_table_and_saves_it(copa, tmp_path, capsys):
     [
         (["--methods", "guided,beam"], "method 'beam' is not one of"),
         (["--methods", "knn"], "method knn needs --bank"),
-        (["--limit", "0", "--methods", "nbest"], r"--limit \(=0\) must be at least 1"),
+        (["--limit", "0", "--methods", "nbest"], r"--limit \(=0\) must be an integer >= 1"),
     ],
 )
 def test_eval_generation_bad_input(copa, extra, message, capsys):

@@ -80,7 +80,7 @@ def test_div_bleu1_is_nan_without_hypothesis_tokens(outputs: list[list[str]],
     [
         ([["a"], ["b"]], ["a"], {}, r"2 output lists but 1 gold texts"),
         ([["a"]], ["a", "b"], {}, r"1 output lists but 2 gold texts"),
-        ([["a"]], ["a"], {"top": 0}, r"`top` \(=0\) has to be a positive integer"),
+        ([["a"]], ["a"], {"top": 0}, r"`top` \(=0\) must be an integer >= 1"),
         ([["a"]], ["a"], {"top": 2.5}, r"`top` \(=2.5\)"),
         (["a b", "c"], ["a b", "c"], {}, r"`outputs\[0\]` \(='a b'\) is a string"),
         ("a b", ["a b"], {}, r"`outputs` is a string"),
@@ -119,7 +119,7 @@ def test_distinct_n_is_nan_without_ngrams(texts: list[str], n: int) -> None:
 
 @pytest.mark.parametrize(
     ("n", "match"),
-    [(0, r"`n` \(=0\) has to be a positive integer"), (-2, r"`n` \(=-2\)"),
+    [(0, r"`n` \(=0\) must be an integer >= 1"), (-2, r"`n` \(=-2\)"),
      (1.5, r"`n` \(=1.5\)"), (True, r"`n` \(=True\)")],
 )
 def test_distinct_n_rejects_bad_n(n: object, match: str) -> None:

@@ -138,7 +138,7 @@ def test_nothing_to_match_gives_empty_list(bank: KnnRetriever, sentence: str) ->
         (("it rained", "Cause", 3), r"\(='Cause'\)"),
         (("it rained", ["cause"], 3), r"\(=\['cause'\]\)"),
         (("", "sideways", 3), r"'sideways'"),  # checked even when there is nothing to match
-        (("it rained", "cause", 0), r"`k` \(=0\) has to be a positive integer"),
+        (("it rained", "cause", 0), r"`k` \(=0\) must be an integer >= 1"),
         (("it rained", "cause", 2.0), r"`k` \(=2.0\)"),
         ((None, "cause", 3), r"`sentence` \(=None\) has to be a string"),
     ],
@@ -208,7 +208,7 @@ def test_from_bank_rejects_bad_banks(tmp_path: Path) -> None:
     bad.write_text("cause\teffect\n", encoding="utf-8")
     with pytest.raises(DpcError, match=r"bad\.tsv.*header"):
         KnnRetriever.from_bank(bad)
-    with pytest.raises(DpcError, match=r"`max_pairs` \(=0\) has to be a positive integer"):
+    with pytest.raises(DpcError, match=r"`max_pairs` \(=0\) must be an integer >= 1"):
         KnnRetriever.from_bank(tmp_path / "no_pairs", max_pairs=0)
 
 

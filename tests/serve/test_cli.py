@@ -20,8 +20,8 @@ def test_the_defaults_bind_loopback() -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["serve", "--port", "0"], "--port (=0) must be from 1 to 65535"),
-    (["serve", "--port", "70000"], "--port (=70000) must be from 1 to 65535"),
+    (["serve", "--port", "0"], "--port (=0) must be an integer from 1 to 65535"),
+    (["serve", "--port", "70000"], "--port (=70000) must be an integer from 1 to 65535"),
     (["serve", "--max-queue", "0"], "--max-queue (=0) must be an integer from 1 to 10000"),
 ])
 def test_bad_options_are_one_line(argv: list[str], message: str,

@@ -18,11 +18,11 @@ EXAMPLES = [(f"the {w} fell because", f"the wind blew {i}") for i, w in
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("r", 0, r"`r` \(=0\) has to be a positive integer"),     # rank 0 is no adapter
+    ("r", 0, r"`r` \(=0\) must be an integer >= 1"),     # rank 0 is no adapter
     ("alpha", -1, r"`alpha` \(=-1\)"),
     ("batch_size", 2.5, r"`batch_size` \(=2.5\)"),            # not an integer
     ("checkpoint_every", True, r"`checkpoint_every` \(=True\)"),  # a bool is not a count
-    ("epochs", 0, r"`epochs` \(=0\) has to be positive"),
+    ("epochs", 0, r"`epochs` \(=0\) has to be a finite number > 0"),
     ("lr", -1e-3, r"`lr` \(=-0.001\)"),
     ("max_minutes", 0, r"`max_minutes` \(=0\)"),
 ])
