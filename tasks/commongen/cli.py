@@ -99,6 +99,7 @@ def generate_command(args: argparse.Namespace) -> int:
     """``dpc commongen generate``: decode the distinct sets not yet in ``--out``, appending."""
     try:
         check_arguments(args)
+        from dpc_errors import check_int
         from dpc_files import ResultsFile, file_digest, text_digest
         from tasks.commongen.dataset import distinct, lemmas, read_concept_sets
         from tasks.commongen.decoding import DecodeSettings
@@ -106,8 +107,8 @@ def generate_command(args: argparse.Namespace) -> int:
 
         settings = DecodeSettings(mode=args.mode, num_beams=args.num_beams,
                                   max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
-        if args.limit is not None and (isinstance(args.limit, bool) or args.limit < 1):
-            raise TaskError(f"--limit (={args.limit}) has to be a positive integer")
+        if args.limit is not None:
+            check_int("--limit", args.limit, 1, error=TaskError, quote=False)
         sets = distinct(read_concept_sets(args.src))[:args.limit]
         model = Path(args.model)
         if not model.is_dir():

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from dpc_device import resolve_training
+from dpc_errors import check_int
 from dpc_files import write_json
 from tasks.commongen.dataset import ConceptSet, lemmas
 from tasks.errors import TaskError
@@ -66,9 +67,7 @@ class CommonGenTrainOptions(LoraOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.dev_pairs, bool) or not isinstance(self.dev_pairs, int) \
-                or self.dev_pairs < 0:
-            raise TaskError(f"`dev_pairs` (={self.dev_pairs!r}) has to be a non-negative integer")
+        check_int("dev_pairs", self.dev_pairs, 0, error=TaskError)
 
 
 def train_commongen_lm(train: Sequence[tuple[ConceptSet, str]], out: str | Path,
