@@ -62,10 +62,10 @@ WholeWord = Sequence[Sequence[bool]]
 
 #: Largest ``transitions × 2**live_sets`` for which :meth:`Automaton.need` is exact. The search
 #: follows every distinct transition out of every (node, sets met) state once (letters leading
-#: to the same node count once; any token outside the alphabet is one more), in pure Python at
-#: 30-180 ns each (the most where every transition meets a set): 2**22 take 0.15-0.75 s, once
-#: per distinct automaton. Four sets of three two-token alternatives take 5,392 (0.6 ms); ten
-#: such sets 1,967,104; eleven are over. The table has ``nodes × 2**live_sets`` entries, fewer
+#: to the same node count once; any token outside the alphabet is one more), in pure Python,
+#: once per distinct automaton, so the budget bounds that set-up time (``python
+#: benchmarks/engine_micro.py`` times the search: ``need_python_ms``). Four sets of three
+#: two-token alternatives take 5,392; ten such sets 1,967,104; eleven are over. The table has ``nodes × 2**live_sets`` entries, fewer
 #: than the transitions. Beyond the budget, :meth:`Automaton.need` is the plan of
 #: :meth:`Automaton.plan_need`, which is not exact.
 EXACT_NEED_BUDGET = 2**22
@@ -190,7 +190,7 @@ class Automaton:
 
     Examples
     --------
-    The cases the old libraries got wrong:
+    Cases a trie walk without failure links, or without the banned-phrase check, gets wrong:
 
     >>> a = Automaton([[[1, 1, 2]]])            # overlap: needs the failure link
     >>> a.is_satisfied(a.run([5, 1, 1, 1, 2]))
@@ -402,7 +402,8 @@ class Automaton:
 
     def _step(self, node: int, met: int, violated: bool, token: int) -> tuple[int, int, bool]:
         """:meth:`advance` on the state's fields, without a State object (a walk over many
-        tokens keeps them in locals: ~3x faster, ``benchmarks/engine_micro.py``)."""
+        tokens keeps them in locals instead of making a State a token: ``python
+        benchmarks/engine_micro.py``, ``scan_ms`` against ``walk_states_ms``)."""
         nxt = self._goto_from(node, token)
         met |= self.completes[nxt]
         if self.pending[node] and not self._continues(token):

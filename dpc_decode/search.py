@@ -174,11 +174,10 @@ class _ConstraintSearch:
     report), but the bank counts it as met, as the end of the output would: the hypothesis
     keeps its place among those that have met the set, and the next token confirms it there or,
     a word piece, cancels it and drops it back a bank. Counting a pending set as partial
-    progress instead (a bank of its own below the met ones) spread the beam over twice as many
-    banks: on ``benchmarks/engine_speed.py`` (e) it returned a worse output for 16 inputs of 16,
-    where the search without the rule had found whole-word outputs 0.1-1.5 nats better. Counted
-    as met, it returns the outputs of the search without the rule there (16 of 16, all whole
-    words).
+    progress instead (a bank of its own below the met ones) spreads the beam over twice as many
+    banks, and on the whole-word row (e) of ``python benchmarks/engine_speed.py`` returns worse
+    outputs than the search without the rule finds; counted as met, it returns that search's
+    outputs (all whole words).
     """
 
     def __init__(self, automaton: TensorAutomaton, batch: int, beams: int, device: torch.device) -> None:
@@ -234,7 +233,8 @@ class _ConstraintSearch:
         a = self.automaton
         parent_node = self.node.gather(1, parent)  # (B, C)
         node = a.next_node[parent_node, a.block_symbols(self.input_block, token)]
-        # one row gather each (rows_at): on a CPU 3-4x faster than indexing met[input, parent]
+        # one row gather each (rows_at): on a CPU faster than indexing met[input, parent]
+        # (benchmarks/engine_micro.py: rows_at_pair_ms against index_pair_ms)
         parent_met = rows_at(self.met.view(self.batch * self.beams, -1), parent + self.first_beam)
         met = parent_met | rows_at(a.completes, node)  # (B, C, S)
         met = a.confirm(parent_node, met, token)  # the token ends a pending whole word, or not

@@ -65,9 +65,10 @@ SYMBOL_TABLE_BUDGET = 2**24
 def rows_at(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """``table[index]`` for an index into the first dimension of a 1-D or 2-D table: shape
     ``index.shape + table.shape[1:]``. One operation, as indexing is, but on a CPU a row gather
-    (``torch.nn.functional.embedding``) is 3-4x faster than advanced indexing for the (beams x
-    candidates) lookups of a step, and ``take`` 1.6x for a 1-D table (0.72 against 0.22 ms and
-    0.21 against 0.13 ms for 512 x 152 nodes, ``benchmarks/engine_micro.py``).
+    (``torch.nn.functional.embedding``) is faster than advanced indexing for the (beams x
+    candidates) lookups of a step, and so is ``take`` for a 1-D table (``python
+    benchmarks/engine_micro.py``: ``rows_at_2d_ms`` and ``rows_at_1d_ms`` against
+    ``index_2d_ms`` and ``index_1d_ms``).
 
     >>> import torch
     >>> rows_at(torch.tensor([[1, 2], [3, 4]]), torch.tensor([[1, 1, 0]])).tolist()
@@ -389,8 +390,8 @@ def _solve_exact_needs(distinct: Sequence[Automaton], nxt: np.ndarray, node_auto
     all at once: the fewest tokens to meet every set from each (node, met-bits) state, relaxed
     over the compiled transitions (``nxt``, global ids, its last column any other token)
     until nothing changes, one numpy pass per round for every automaton with the same number
-    of sets. For 300 new one-set automata the per-automaton Python search takes 10.5 ms, this
-    2.1 ms (``benchmarks/engine_micro.py``).
+    of sets, instead of a Python search per automaton (``python benchmarks/engine_micro.py``:
+    ``need_compile_ms`` against ``need_python_ms``, 300 new one-set automata).
 
     Only for automata without banned phrases or whole-word alternatives: there every set is
     possible, its met-bits are its own bits, every state can meet every set, and the relaxation
@@ -639,8 +640,8 @@ class TensorAutomaton:
         if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
             # The narrowest integer that holds every symbol (0..A): a step's lookups land at
             # random in it, so a quarter of the bytes is what keeps them in the CPU's caches
-            # (300 automata x 1,000 ids: 0.3 MB of int8; its lookups 6.9 -> 2.6 ms a 20-step
-            # decode, benchmarks/engine_step_profile.py).
+            # (300 automata x 1,000 ids: 0.3 MB of int8; benchmarks/engine_step_profile.py
+            # times its lookups).
             kind = torch.int8 if width < 2**7 else torch.int16 if width < 2**15 else torch.int32
             table = torch.full((len(distinct), columns), width, dtype=kind, device=device)
             if len(auto):
