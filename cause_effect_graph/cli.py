@@ -269,14 +269,15 @@ def _build_interrupted(args: argparse.Namespace) -> str:
 
 def query_command(args: argparse.Namespace) -> int:
     """``dpc graph query``: one lemma a line (``lemma<TAB>score``), message on stderr."""
-    from cause_effect_graph.query import candidates
+    from cause_effect_graph.query import CandidateOptions, candidates
     from cause_effect_graph.variants import variants
 
     try:
         G = _graph(args)
         result = candidates(G, args.sentence, args.direction, args.n, args.rank,
-                            hub_share=args.hub_share, min_freq=args.min_freq,
-                            diversify=args.diversify)
+                            options=CandidateOptions(hub_share=args.hub_share,
+                                                     min_freq=args.min_freq,
+                                                     diversify=args.diversify))
     except GraphError as err:
         return _error(err)
     if result.message:

@@ -23,8 +23,9 @@ direction (:data:`HUB_SHARE`: 0.1%, on the bundled graph the 14 lemmas such as *
 **near-duplicates**: a lemma sharing an inflected form with one already chosen (*tired* after
 *tire*, *loving* after *love*) or with an input lemma (*crying* for "babies cry"). For ``"pmi"`` and ``"mix"``, lemmas seen in fewer than
 ``min_freq`` pairs on their side are left out too (:data:`MIN_FREQ`: 10 mined pairs, or 2
-everyday ones): a misspelling seen once has the highest PMI of all. ``hub_share=0,
-diversify=False`` give the plain ``"weight"`` and ``"strength"`` lists of earlier versions.
+everyday ones): a misspelling seen once has the highest PMI of all. These filters are
+:class:`CandidateOptions`; ``CandidateOptions(hub_share=0, diversify=False)`` gives the plain
+``"weight"`` and ``"strength"`` lists, unfiltered.
 
 Bad input never raises: an empty sentence, a sentence without content words, words the graph
 does not know, or non-English text give an empty result whose ``message`` says why.
@@ -45,8 +46,9 @@ Examples
 >>> result.scores
 [11.0, 6.0, 4.0]
 >>> for rank in ("pmi", "mix"):
-...     print(rank, candidates(G, "babies cry", "cause", 3, rank, min_freq=0,
-...                            lemmatizer=lambda s: ["baby", "cry"]).keywords)
+...     print(rank, candidates(G, "babies cry", "cause", 3, rank,
+...                            lemmatizer=lambda s: ["baby", "cry"],
+...                            options=CandidateOptions(min_freq=0)).keywords)
 pmi ['love', 'colic', 'tired']
 mix ['love', 'tired', 'colic']
 >>> candidates(G, "babies cry", "effect", lemmatizer=lambda s: ["baby", "cry"]).keywords
@@ -76,7 +78,7 @@ from cause_effect_graph.lemmas import default_lemmatizer, is_stop_word
 from cause_effect_graph.strength import ALPHA, LAMBDA, causal_strength, pmi
 from cause_effect_graph.variants import inflections, variants
 
-__all__ = ["HUB_SHARE", "MIN_FREQ", "RANKS", "Candidates", "candidates", "constraint_sets",
+__all__ = ["HUB_SHARE", "MIN_FREQ", "RANKS", "CandidateOptions", "Candidates", "candidates", "constraint_sets",
            "looks_english", "neighbours", "unknown_words"]
 
 Rank = Literal["weight", "strength", "pmi", "mix"]
@@ -175,6 +177,45 @@ def neighbours(G: nx.DiGraph, lemma: str, direction: Direction) -> dict[str, dic
     return G.succ[lemma] if lemma in G else {}
 
 
+@dataclass(frozen=True)
+class CandidateOptions:
+    """How :func:`candidates` scores and filters the neighbours, beside its ``n`` and ``rank``.
+
+    Attributes
+    ----------
+    alpha, lam
+        Causal strength's α and λ (``rank="strength"``).
+    hub_share
+        The share of the graph's lemmas, most connected in the asked direction first, that are
+        never keywords (0: none).
+    min_freq
+        ``"pmi"`` and ``"mix"``: leave out lemmas in fewer pairs than this on their side
+        (``cause_freq`` for causes, ``effect_freq`` for effects; graphs without node frequencies,
+        read from an edge list, are not filtered).
+    diversify
+        Leave out a lemma that shares an inflected form with a better one or with an input
+        lemma (*crying* for "babies cry").
+
+    Raises
+    ------
+    GraphError
+        For a bad ``hub_share`` or ``min_freq`` (``alpha`` and ``lam`` are checked where the
+        strength rank reads them).
+    """
+
+    alpha: float = ALPHA
+    lam: float = LAMBDA
+    hub_share: float = HUB_SHARE
+    min_freq: int = MIN_FREQ
+    diversify: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.hub_share < 1:
+            raise GraphError(f"`hub_share` (={self.hub_share}) has to be in [0, 1)")
+        if self.min_freq < 0:
+            raise GraphError(f"`min_freq` (={self.min_freq}) has to be at least 0")
+
+
 def candidates(
     G: nx.DiGraph,
     sentence: str,
@@ -182,13 +223,14 @@ def candidates(
     n: int = 10,
     rank: Rank = "weight",
     lemmatizer: Callable[[str], list[str]] | None = None,
-    alpha: float = ALPHA,
-    lam: float = LAMBDA,
-    hub_share: float = HUB_SHARE,
-    min_freq: int = MIN_FREQ,
-    diversify: bool = True,
+    options: CandidateOptions = CandidateOptions(),
 ) -> Candidates:
     """The top-``n`` lemmas that cause (or are caused by) ``sentence``.
+
+    In steps: check the arguments (:func:`_check_query`), lemmatise the sentence unless it is
+    unusable (:func:`_unusable`), add up each neighbour's scores over the input's lemmas
+    (:func:`_neighbour_scores`), keep the best that pass the filters (:func:`_keep_best`), and
+    say which lemmas the graph did not know (:func:`_coverage`).
 
     Parameters
     ----------
@@ -205,23 +247,13 @@ def candidates(
         One of :data:`RANKS`, summed over the input's lemmas: ``"weight"`` (edge counts),
         ``"strength"`` (causal strength), ``"pmi"`` (positive PMI) or ``"mix"`` (the keyword's
         share of the input lemma's edge counts × positive PMI); see the module's description.
-    alpha, lam
-        Causal strength's α and λ (``"strength"``).
-    hub_share
-        The share of the graph's lemmas, most connected in the asked direction first, that are
-        never keywords (0: none).
-    min_freq
-        ``"pmi"`` and ``"mix"``: leave out lemmas in fewer pairs than this on their side
-        (``cause_freq`` for causes, ``effect_freq`` for effects; graphs without node frequencies,
-        read from an edge list, are not filtered).
-    diversify
-        Leave out a lemma that shares an inflected form with a better one or with an input
-        lemma (*crying* for "babies cry").
+    options
+        Causal strength's parameters and the filters (:class:`CandidateOptions`).
 
     Raises
     ------
     GraphError
-        For a bad ``direction``, ``n``, ``rank``, ``hub_share`` or ``min_freq`` (bad
+        For a bad ``direction``, ``n``, ``rank``, or strength's ``alpha`` or ``lam`` (bad
         *sentences* give an empty result).
 
     Examples
@@ -231,30 +263,50 @@ def candidates(
     >>> lemmas = lambda s: ["cry"]
     >>> candidates(G, "babies cry", "cause", lemmatizer=lemmas).keywords
     ['tire', 'hungry']
-    >>> candidates(G, "babies cry", "cause", lemmatizer=lemmas, diversify=False).keywords
+    >>> candidates(G, "babies cry", "cause", lemmatizer=lemmas,
+    ...            options=CandidateOptions(diversify=False)).keywords
     ['tire', 'tired', 'hungry', 'crying']
     """
-    check_direction(direction, GraphError)
-    if n < 1:
-        raise GraphError(f"`n` (={n}) has to be at least 1")
-    if rank not in RANKS:
-        raise GraphError(f"`rank` (={rank!r}) has to be one of {', '.join(RANKS)}")
-    if not 0 <= hub_share < 1:
-        raise GraphError(f"`hub_share` (={hub_share}) has to be in [0, 1)")
-    if min_freq < 0:
-        raise GraphError(f"`min_freq` (={min_freq}) has to be at least 0")
-    if not sentence.strip():
-        return Candidates([], message="the sentence is empty")
-    if not looks_english(sentence):
-        unknown = unknown_words(sentence)
-        return Candidates([], message=f"{sentence[:40]!r} does not look like English text "
-                                      f"(unknown words: {', '.join(unknown[:5])})")
+    _check_query(direction, n, rank)
+    why = _unusable(sentence)
+    if why:
+        return Candidates([], message=why)
     lemmas = (lemmatizer or default_lemmatizer())(sentence)
     if not lemmas:
         return Candidates([], message=f"{sentence[:40]!r} has no content word (noun, verb, "
                                       "adjective or adverb that is not a stop word)")
     if rank == "strength":
-        causal_strength(G, "", "", alpha, lam)  # checks alpha and lam
+        causal_strength(G, "", "", options.alpha, options.lam)  # checks alpha and lam
+    scores, known = _neighbour_scores(G, lemmas, direction, rank, options)
+    items = _keep_best(G, scores, lemmas, direction, n, rank, options)
+    return Candidates(items, lemmas, known, _coverage(lemmas, known, direction))
+
+
+def _check_query(direction: str, n: int, rank: str) -> None:
+    """:class:`GraphError` for a bad direction, ``n`` or rank."""
+    check_direction(direction, GraphError)
+    if n < 1:
+        raise GraphError(f"`n` (={n}) has to be at least 1")
+    if rank not in RANKS:
+        raise GraphError(f"`rank` (={rank!r}) has to be one of {', '.join(RANKS)}")
+
+
+def _unusable(sentence: str) -> str | None:
+    """Why the sentence gives no keywords before it is lemmatised (empty, or not English), or
+    ``None``."""
+    if not sentence.strip():
+        return "the sentence is empty"
+    if not looks_english(sentence):
+        unknown = unknown_words(sentence)
+        return (f"{sentence[:40]!r} does not look like English text "
+                f"(unknown words: {', '.join(unknown[:5])})")
+    return None
+
+
+def _neighbour_scores(G: nx.DiGraph, lemmas: list[str], direction: Direction, rank: str,
+                      options: CandidateOptions) -> tuple[dict[str, float], list[str]]:
+    """Each neighbour's score (:func:`_score`) summed over the input's lemmas, the input's own
+    lemmas left out; and the input lemmas that have a neighbour (``known``)."""
     own = set(lemmas)
     scores: dict[str, float] = {}
     known = []
@@ -269,35 +321,48 @@ def candidates(
             score = float(data.get("weight", 1))
             if rank != "weight":
                 cause, effect = (other, lemma) if direction == "cause" else (lemma, other)
-                score = _score(G, rank, cause, effect, direction, score, alpha, lam)
+                score = _score(G, rank, cause, effect, direction, score, options.alpha,
+                               options.lam)
             scores[other] = scores.get(other, 0.0) + score
+    return scores, known
+
+
+def _keep_best(G: nx.DiGraph, scores: dict[str, float], lemmas: list[str], direction: str,
+               n: int, rank: str, options: CandidateOptions) -> list[tuple[str, float]]:
+    """The ``n`` best ``(lemma, score)`` that pass the filters (a positive score, no stop word,
+    no hub, ``min_freq`` for ``"pmi"`` and ``"mix"``, ``diversify``), best first."""
     side = "cause" if direction == "cause" else "effect"
-    hub_degree = _hub_degree(G, direction, hub_share)
+    hub_degree = _hub_degree(G, direction, options.hub_share)
     degree = G.succ if direction == "cause" else G.pred
-    floor = min_freq if rank in ("pmi", "mix") else 0
+    floor = options.min_freq if rank in ("pmi", "mix") else 0
     items: list[tuple[str, float]] = []
-    taken: set[str] = set().union(*map(_forms, lemmas)) if diversify else set()
-    for lemma, score in _best_first(scores, 2 * n + len(own) + 20):  # room for the filters
+    taken: set[str] = set().union(*map(_forms, lemmas)) if options.diversify else set()
+    room = 2 * n + len(set(lemmas)) + 20  # for the filters
+    for lemma, score in _best_first(scores, room):
         if len(items) == n:
             break
         if score <= 0 or is_stop_word(lemma) or len(degree[lemma]) > hub_degree:
             continue
         if floor and 0 < G.nodes[lemma].get(f"{side}_freq", 0) < floor:
             continue
-        if diversify:
+        if options.diversify:
             forms = _forms(lemma)
             if forms & taken:
                 continue
             taken |= forms
         items.append((lemma, score))
-    unknown = [lemma for lemma in lemmas if lemma not in known]
-    message = None
+    return items
+
+
+def _coverage(lemmas: list[str], known: list[str], direction: str) -> str | None:
+    """The result's message: which input lemmas have no neighbour in the graph, or ``None``."""
     if not known:
-        message = (f"no {direction} of {', '.join(lemmas)} is in the graph "
-                   "(unknown words, or not English)")
-    elif unknown:
-        message = f"no {direction} known for {', '.join(unknown)}"
-    return Candidates(items, lemmas, known, message)
+        return (f"no {direction} of {', '.join(lemmas)} is in the graph "
+                "(unknown words, or not English)")
+    unknown = [lemma for lemma in lemmas if lemma not in known]
+    if unknown:
+        return f"no {direction} known for {', '.join(unknown)}"
+    return None
 
 
 def _score(G: nx.DiGraph, rank: str, cause: str, effect: str, direction: str, weight: float,

@@ -62,10 +62,10 @@ WholeWord = Sequence[Sequence[bool]]
 
 #: Largest ``transitions × 2**live_sets`` for which :meth:`Automaton.need` is exact. The search
 #: follows every distinct transition out of every (node, sets met) state once (letters leading
-#: to the same node count once; any token outside the alphabet is one more), in pure Python at
-#: 30-180 ns each (the most where every transition meets a set): 2**22 take 0.15-0.75 s, once
-#: per distinct automaton. Four sets of three two-token alternatives take 5,392 (0.6 ms); ten
-#: such sets 1,967,104; eleven are over. The table has ``nodes × 2**live_sets`` entries, fewer
+#: to the same node count once; any token outside the alphabet is one more), in pure Python,
+#: once per distinct automaton, so the budget bounds that set-up time (``python
+#: benchmarks/engine_micro.py`` times the search: ``need_python_ms``). Four sets of three
+#: two-token alternatives take 5,392; ten such sets 1,967,104; eleven are over. The table has ``nodes × 2**live_sets`` entries, fewer
 #: than the transitions. Beyond the budget, :meth:`Automaton.need` is the plan of
 #: :meth:`Automaton.plan_need`, which is not exact.
 EXACT_NEED_BUDGET = 2**22
@@ -190,7 +190,7 @@ class Automaton:
 
     Examples
     --------
-    The cases the old libraries got wrong:
+    Cases a trie walk without failure links, or without the banned-phrase check, gets wrong:
 
     >>> a = Automaton([[[1, 1, 2]]])            # overlap: needs the failure link
     >>> a.is_satisfied(a.run([5, 1, 1, 1, 2]))
@@ -216,7 +216,27 @@ class Automaton:
         whole_word: WholeWord | None = None,
         continues: Sequence[bool] | None = None,
     ) -> None:
+        """Check the constraints, then build in steps: the trie (:meth:`_build_trie`), its
+        failure links (:meth:`_link_failures`), the impossible sets
+        (:meth:`_find_impossible_sets`) and the progress tables
+        (:meth:`_compute_progress_tables`)."""
         validate_token_constraints(sets, banned)
+        self._check_word_boundaries(sets, whole_word, continues)
+        self.sets: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+            tuple(tuple(alt) for alt in alternatives) for alternatives in sets
+        )
+        self.banned: tuple[tuple[int, ...], ...] = tuple(tuple(p) for p in banned)
+        self.num_sets = len(self.sets)
+        self.all_met = (1 << self.num_sets) - 1
+        own_ends, own_banned = self._build_trie()
+        self._link_failures(own_ends, own_banned)
+        self._find_impossible_sets()
+        self._compute_progress_tables()
+
+    def _check_word_boundaries(self, sets: TokenSets, whole_word: WholeWord | None,
+                               continues: Sequence[bool] | None) -> None:
+        """Set ``whole_word`` (one flag per alternative), ``has_whole_word`` and ``continues``
+        (kept only when some alternative is whole-word, which needs it)."""
         self.whole_word: tuple[tuple[bool, ...], ...] = _check_whole_word(sets, whole_word)
         self.has_whole_word = any(any(flags) for flags in self.whole_word)
         if self.has_whole_word and continues is None:
@@ -225,14 +245,11 @@ class Automaton:
                 "dpc_decode.word_boundary.word_pieces): got None"
             )
         self.continues: Sequence[bool] | None = continues if self.has_whole_word else None
-        self.sets: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-            tuple(tuple(alt) for alt in alternatives) for alternatives in sets
-        )
-        self.banned: tuple[tuple[int, ...], ...] = tuple(tuple(p) for p in banned)
-        self.num_sets = len(self.sets)
-        self.all_met = (1 << self.num_sets) - 1
 
-        # Trie. Node 0 is the root.
+    def _build_trie(self) -> tuple[list[list[tuple[int, int]]], list[bool]]:
+        """The trie of every alternative and banned phrase (``children``, ``depth``,
+        ``alternative_node``); node 0 is the root. Returns, per node, the (set, alternative)
+        pairs ending exactly there and whether a banned phrase does, for :meth:`_link_failures`."""
         self.children: list[dict[int, int]] = [{}]
         self.depth: list[int] = [0]
         own_ends: list[list[tuple[int, int]]] = [[]]  # (set, alternative) ending exactly here
@@ -262,8 +279,12 @@ class Automaton:
             self.alternative_node.append(nodes)
         for phrase in self.banned:
             own_banned[insert(phrase)] = True
+        return own_ends, own_banned
 
-        # Failure links in breadth-first order; outputs and violations propagate along them.
+    def _link_failures(self, own_ends: list[list[tuple[int, int]]], own_banned: list[bool]) -> None:
+        """Failure links in breadth-first order (``fail``, ``order``); what a node completes
+        (``ends``, ``completes``, ``pending``) and whether it violates a banned phrase
+        (``violation``) propagate along them."""
         n = len(self.children)
         self.fail: list[int] = [0] * n
         self.ends: list[tuple[tuple[int, int], ...]] = [()] * n  # every (set, alt) ending here
@@ -290,7 +311,9 @@ class Automaton:
                 self.fail[child] = 0 if node == 0 else self._goto_from(self.fail[node], t)
                 queue.append(child)
 
-        # Dead alternatives (contain a banned phrase) and impossible sets (every alternative dead).
+    def _find_impossible_sets(self) -> None:
+        """Dead alternatives (``dead``: they contain a banned phrase), impossible sets (every
+        alternative dead) and each set's shortest live alternative (``min_length``, 0 if none)."""
         self.dead: list[list[bool]] = [
             [bool(self.banned) and self._contains_banned(alt) for alt in alternatives]
             for alternatives in self.sets
@@ -303,7 +326,6 @@ class Automaton:
             min((len(a) for a, d in zip(alts, dead) if not d), default=0)
             for alts, dead in zip(self.sets, self.dead)
         ]
-        self._compute_progress_tables()
 
     @staticmethod
     def _mask(ends: Iterator[tuple[int, int]] | Sequence[tuple[int, int]]) -> int:
@@ -380,7 +402,8 @@ class Automaton:
 
     def _step(self, node: int, met: int, violated: bool, token: int) -> tuple[int, int, bool]:
         """:meth:`advance` on the state's fields, without a State object (a walk over many
-        tokens keeps them in locals: ~3x faster, ``benchmarks/engine_micro.py``)."""
+        tokens keeps them in locals instead of making a State a token: ``python
+        benchmarks/engine_micro.py``, ``scan_ms`` against ``walk_states_ms``)."""
         nxt = self._goto_from(node, token)
         met |= self.completes[nxt]
         if self.pending[node] and not self._continues(token):

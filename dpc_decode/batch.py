@@ -256,8 +256,8 @@ def gc_paused() -> Iterator[None]:
 
     Laying out a batch's automata and reporting its outputs make tens of thousands of small
     lists and tuples; every 700 of them trigger a young collection, and some of those walk the
-    process's long-lived objects (torch and transformers alone keep ~400k alive): 20-47 ms of
-    a 300-row decode on the CPU proxy, 1 ms with the pause (``benchmarks/engine_gc.py``). They
+    process's long-lived objects (torch and transformers alone keep ~400k alive), a share of a
+    decode's time that the pause removes (``python benchmarks/engine_gc.py`` measures it). They
     are short and make few reference cycles; any they make are collected by the first
     collection after. Also a decorator.
 

@@ -71,8 +71,8 @@ def mask_constraints(
         allowed = fits if allowed is None else allowed & fits  # (hyps, A)
         # Any token outside the alphabet leads back to the root, keeping only the sets met.
         blocked = ~infeasible & (root_need > after)  # (hyps,)
-        # A row of -inf or 0 added, not a broadcast masked_fill_: on a CPU that is ~6x slower
-        # (1.0 against 0.16 ms for 1,500 x 1,000, benchmarks/engine_micro.py); x + 0 is x.
+        # A row of -inf or 0 added, not a broadcast masked_fill_, which is slower on a CPU
+        # (benchmarks/engine_micro.py: add_row_ms against masked_fill_ms); x + 0 is x.
         log_probs.add_(torch.where(blocked, NEG_INF, 0.0).unsqueeze(1))
         if piece_need is not None:  # ... and the pending ones, unless it continues the word
             pieces = ~infeasible & ~blocked & (piece_need > after)  # (hyps,)
@@ -102,8 +102,8 @@ def mask_eos(
 
 def is_eos_token(tokens: torch.Tensor, eos: torch.Tensor) -> torch.Tensor:
     """Whether each token is an EOS id (``eos`` (n_eos,)): one comparison for the usual single
-    id, where ``torch.isin`` costs ~11x as much on a CPU (benchmarks/engine_micro.py; the size
-    of ``eos`` is known on the host: no sync).
+    id, cheaper on a CPU than ``torch.isin`` (``benchmarks/engine_micro.py``: ``eq_us`` against
+    ``isin_us``; the size of ``eos`` is known on the host: no sync).
 
     >>> import torch
     >>> is_eos_token(torch.tensor([[3, 1]]), torch.tensor([1])).tolist()

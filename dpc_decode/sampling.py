@@ -89,7 +89,7 @@ def _nucleus_by_threshold(scores: torch.Tensor, top_p: float) -> torch.Tensor | 
     ascending = np.sort(scores.detach().numpy(), axis=-1)
     if not bool((ascending[:, -1] < np.inf).all()):  # NaN sorts last, as does +inf
         return None
-    ordered = torch.empty_like(scores)  # torch's allocation: the softmax sees what it saw before
+    ordered = torch.empty_like(scores)  # allocated by torch, as the sort's output is: the same softmax
     ordered.numpy()[:] = ascending[:, ::-1]
     probs = ordered.softmax(dim=-1)
     before = probs.cumsum(dim=-1) - probs  # mass of the better tokens

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from dpc_decode.beam import allocate, lexsort
+from dpc_decode.beam import Allocation, allocate, lexsort
 from dpc_decode.masks import apply_step_masks, is_eos_token, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
@@ -38,6 +38,9 @@ from dpc_decode.tensor_automaton import TensorAutomaton, rows_at
 __all__ = ["SearchResult", "beam_search"]
 
 NEG_INF = float("-inf")
+
+#: The automaton state of candidates: node (B, C), met (B, C, S), base (B, C), ended (B, C).
+_States = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -171,11 +174,10 @@ class _ConstraintSearch:
     report), but the bank counts it as met, as the end of the output would: the hypothesis
     keeps its place among those that have met the set, and the next token confirms it there or,
     a word piece, cancels it and drops it back a bank. Counting a pending set as partial
-    progress instead (a bank of its own below the met ones) spread the beam over twice as many
-    banks: on ``benchmarks/engine_speed.py`` (e) it returned a worse output for 16 inputs of 16,
-    where the search without the rule had found whole-word outputs 0.1-1.5 nats better. Counted
-    as met, it returns the outputs of the search without the rule there (16 of 16, all whole
-    words).
+    progress instead (a bank of its own below the met ones) spreads the beam over twice as many
+    banks, and on the whole-word row (e) of ``python benchmarks/engine_speed.py`` returns worse
+    outputs than the search without the rule finds; counted as met, it returns that search's
+    outputs (all whole words).
     """
 
     def __init__(self, automaton: TensorAutomaton, batch: int, beams: int, device: torch.device) -> None:
@@ -211,18 +213,28 @@ class _ConstraintSearch:
         """node (H,) and met (H, S), for the masks."""
         return self.node.view(-1), self.met.view(self.batch * self.beams, -1)
 
+    def mask_state(self, eos: torch.Tensor, step: int, options: BeamSearchOptions
+                   ) -> tuple[torch.Tensor, torch.Tensor] | tuple[None, None]:
+        """:meth:`flat` when the step's masks read the state (:func:`needs_state`), else
+        ``(None, None)``."""
+        if needs_state(self.automaton, eos, step, options):
+            return self.flat()
+        return None, None
+
     def states(self, parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor) -> tuple[
-        tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor, torch.Tensor
+        _States, torch.Tensor, torch.Tensor, torch.Tensor
     ]:
         """State of every candidate (node (B, C), met (B, C, S), base (B, C), ended (B, C)), its
-        bank (B, C), and the scores with letters that advance no unmet set dropped (-inf).
+        bank (B, C), the rank it would have in the finished pool (``ended``: sets met, as the
+        pool ranks them), and the scores with letters that advance no unmet set dropped (-inf).
 
         A letter *advances* when its bank is above its parent's base: it meets a set, or it is on
         the way to an unmet one."""
         a = self.automaton
         parent_node = self.node.gather(1, parent)  # (B, C)
         node = a.next_node[parent_node, a.block_symbols(self.input_block, token)]
-        # one row gather each (rows_at): on a CPU 3-4x faster than indexing met[input, parent]
+        # one row gather each (rows_at): on a CPU faster than indexing met[input, parent]
+        # (benchmarks/engine_micro.py: rows_at_pair_ms against index_pair_ms)
         parent_met = rows_at(self.met.view(self.batch * self.beams, -1), parent + self.first_beam)
         met = parent_met | rows_at(a.completes, node)  # (B, C, S)
         met = a.confirm(parent_node, met, token)  # the token ends a pending whole word, or not
@@ -235,10 +247,18 @@ class _ConstraintSearch:
             ended = base
             bank = base + torch.where(met, 0, rows_at(a.partial_depth, node)).amax(-1)
         keep = self.head | (bank > self.base.gather(1, parent))
-        return (node, met, base, ended), bank, torch.where(keep, score, NEG_INF)
+        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF)
 
-    def reorder(self, states: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
-                pick: torch.Tensor) -> None:
+    def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
+                          history: torch.Tensor, head: _Head, eos: torch.Tensor, step: int,
+                          done: torch.Tensor, length_penalty: float) -> None:
+        """Every beam's EOS continuation joins the finished pool (:func:`_add_other_endings`),
+        when the model has an EOS."""
+        if eos.numel():
+            _add_other_endings(pool, log_probs, beam_scores, history, self.ended, head.parent,
+                               head.eos & head.ending, eos, step, done, length_penalty)
+
+    def reorder(self, states: _States, pick: torch.Tensor) -> None:
         """Make the chosen candidates (B, K) the new beams."""
         node, met, base, ended = states
         self.node = node.gather(1, pick)
@@ -272,6 +292,58 @@ def _beam_rows(inputs: torch.Tensor, beams: int) -> torch.Tensor:
     return (inputs.unsqueeze(1) * beams + torch.arange(beams, device=inputs.device)).view(-1)
 
 
+class _NoConstraints:
+    """Plain beam search's stand-in for :class:`_ConstraintSearch` (``automaton=None``): every
+    candidate in one bank, no letters offered, no state to mask with or to reorder."""
+
+    automaton = None
+    row_tables = None
+
+    def mask_state(self, eos: torch.Tensor, step: int, options: BeamSearchOptions
+                   ) -> tuple[None, None]:
+        return None, None
+
+    def letters(self) -> None:
+        return None
+
+    def states(self, parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor
+               ) -> tuple[None, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """No state; one bank (0) for every candidate, which is also its rank in the pool."""
+        bank = torch.zeros_like(token)  # (B, C)
+        return None, bank, bank, score
+
+    def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
+                          history: torch.Tensor, head: _Head, eos: torch.Tensor, step: int,
+                          done: torch.Tensor, length_penalty: float) -> None:
+        """Nothing: without constraints only the head's endings join the pool, as in
+        transformers."""
+
+    def reorder(self, states: None, pick: torch.Tensor) -> None:
+        """Nothing to move."""
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """The step's candidates, scored and checked: all (B, C)."""
+
+    parent: torch.Tensor  # beam each candidate extends
+    token: torch.Tensor
+    score: torch.Tensor  # total log-probability; -inf: dropped
+    valid: torch.Tensor  # the score is finite
+    is_eos: torch.Tensor
+    met_rank: torch.Tensor  # orders ending candidates by sets met, as the pool ranks them
+
+
+@dataclass(frozen=True)
+class _Head:
+    """The first ``num_beams`` candidates in allocation order, as the finished pool saw them:
+    all (B, K)."""
+
+    parent: torch.Tensor
+    eos: torch.Tensor  # the candidate is an EOS
+    ending: torch.Tensor  # the candidate joined the pool (EOS or the last step)
+
+
 def beam_search(
     runner: ModelRunner,
     input_ids: torch.Tensor,  # (B, L)
@@ -281,7 +353,13 @@ def beam_search(
     eos_ids: list[int],
     pad_id: int,
 ) -> SearchResult:
-    """Run constrained beam search over one batch; ``automaton=None`` searches unconstrained."""
+    """Run constrained beam search over one batch; ``automaton=None`` searches unconstrained.
+
+    Each step, in the order of the module's notes: :func:`_masked_log_probs`,
+    :func:`_score_candidates`, :func:`~dpc_decode.beam.allocate`, :func:`_end_head` (and the
+    other endings under constraints), :func:`_next_beams`, :func:`_reorder`, then the stopping
+    rule, :func:`_compact` and :func:`_next_log_probs`. Without constraints :class:`_NoConstraints`
+    stands in for the automaton's state."""
     batch = input_ids.shape[0]
     beams, steps = options.num_beams, options.max_new_tokens
     device = runner.device
@@ -293,7 +371,9 @@ def beam_search(
     vocab = log_probs.shape[1]
     beam_scores = torch.full((batch, beams), NEG_INF, device=device)
     beam_scores[:, 0] = 0.0  # all beams start equal: expand only the first
-    search = _ConstraintSearch(automaton, batch, beams, device) if automaton is not None else None
+    search: _ConstraintSearch | _NoConstraints = (
+        _ConstraintSearch(automaton, batch, beams, device) if automaton is not None
+        else _NoConstraints())
     history = torch.full((batch, beams, steps), pad_id, dtype=torch.long, device=device)
     pool = _Pool.empty(batch, beams, steps, pad_id, device)
     done = torch.zeros(batch, dtype=torch.bool, device=device)
@@ -304,52 +384,17 @@ def beam_search(
 
     for step in range(steps):
         last = step == steps - 1
-        node = met = None
-        if search is not None and needs_state(search.automaton, eos, step, options):
-            node, met = search.flat()
-        log_probs = apply_processors(log_probs, history.view(-1, steps)[:, :step], runner.processors)
-        log_probs = apply_step_masks(
-            log_probs, automaton, search.row_tables if search is not None else None, node, met,
-            history.view(-1, steps)[:, :step], eos, step, options,
-        )
-        parent, token, score = _candidates(
-            log_probs, beam_scores, search.letters() if search is not None else None
-        )
-        if search is not None:
-            states, bank, score = search.states(parent, token, score)
-            met_rank = states[3]  # (B, C) orders ending candidates by sets met, as the pool ranks them
-        else:
-            bank = met_rank = torch.zeros_like(token)
-        score = _drop_repeats(parent, token, score, vocab)
-        valid = torch.isfinite(score)  # (B, C)
-        allocation = allocate(bank, score, valid)
-        is_eos = is_eos_token(token, eos)
-
-        # Finished pool: ending candidates among the first `beams` in allocation order.
-        head = allocation.first(beams)  # (B, K) candidate columns
-        head_parent = parent.gather(1, head)
-        head_token = token.gather(1, head)
-        head_eos = is_eos.gather(1, head)
-        ending = valid.gather(1, head) & (head_eos | last) & ~done.unsqueeze(1)
-        ended_tokens = history.gather(1, head_parent.unsqueeze(-1).expand(-1, -1, steps))
-        ended_tokens[:, :, step] = head_token
-        pool.add(
-            ended_tokens, step + 1, score.gather(1, head), met_rank.gather(1, head), head_eos,
-            ending, options.length_penalty,
-        )
+        log_probs = _masked_log_probs(log_probs, runner, search, history, eos, step, options)
+        scored, states, bank = _score_candidates(log_probs, beam_scores, search, eos, vocab)
+        allocation = allocate(bank, scored.score, scored.valid)
+        head = _end_head(pool, scored, allocation, history, step, last, done, options)
         if last:
             break
-        if search is not None and eos.numel():
-            _add_other_endings(pool, log_probs, beam_scores, history, search.ended, head_parent,
-                               head_eos & ending, eos, step, done, options.length_penalty)
-
-        # Running beams: the first `beams` valid, non-ending candidates in allocation order.
-        pick, ineligible = allocation.first_outside(beams, ~valid | is_eos)  # (B, K) each
-        beam_scores = torch.where(ineligible, NEG_INF, score.gather(1, pick))
-        new_token = token.gather(1, pick)  # (B, K)
-        history = _reorder(runner, pick, parent, new_token, history, step, running)
-        if search is not None:
-            search.reorder(states, pick)
+        search.add_other_endings(pool, log_probs, beam_scores, history, head, eos, step, done,
+                                 options.length_penalty)
+        pick, beam_scores, new_token = _next_beams(scored, allocation, beams)
+        history = _reorder(runner, pick, scored.parent, new_token, history, step, running)
+        search.reorder(states, pick)  # type: ignore[arg-type]
 
         done |= _input_done(beam_scores, pool, step + 1, options)
         # The step's one host sync. Every input outside `running` is done (only done ones leave).
@@ -357,25 +402,120 @@ def beam_search(
         if finished == running.numel():
             break
         if compact and finished * 8 >= running.numel():
-            keep = (~done[running]).nonzero().squeeze(-1)  # (A',) positions among `running`
-            if runner.select(_beam_rows(keep, beams)):
-                running = running[keep]
-            else:
-                compact = False
-        if running.numel() == batch:
-            log_probs = torch.log_softmax(runner.step(new_token.view(-1)), dim=-1)
-        else:
-            log_probs = log_probs.clone()
-            log_probs[_beam_rows(running, beams)] = torch.log_softmax(
-                runner.step(new_token[running].view(-1)), dim=-1)
+            running, compact = _compact(runner, running, done, beams)
+        log_probs = _next_log_probs(runner, log_probs, new_token, running, beams)
 
+    return _result(pool, options.num_return_sequences)
+
+
+def _masked_log_probs(
+    log_probs: torch.Tensor,  # (H, V)
+    runner: ModelRunner,
+    search: _ConstraintSearch | _NoConstraints,
+    history: torch.Tensor,  # (B, K, T)
+    eos: torch.Tensor,
+    step: int,
+    options: BeamSearchOptions,
+) -> torch.Tensor:
+    """The step's log-probabilities (H, V) after the model's processors and the step masks
+    (:func:`~dpc_decode.masks.apply_step_masks`; the automaton state only where they read it)."""
+    steps = options.max_new_tokens
+    node, met = search.mask_state(eos, step, options)
+    log_probs = apply_processors(log_probs, history.view(-1, steps)[:, :step], runner.processors)
+    return apply_step_masks(
+        log_probs, search.automaton, search.row_tables, node, met,
+        history.view(-1, steps)[:, :step], eos, step, options,
+    )
+
+
+def _score_candidates(
+    log_probs: torch.Tensor,  # (H, V) masked
+    beam_scores: torch.Tensor,  # (B, K)
+    search: _ConstraintSearch | _NoConstraints,
+    eos: torch.Tensor,
+    vocab: int,
+) -> tuple[_Scored, _States | None, torch.Tensor]:
+    """The step's candidates (:func:`_candidates`), their automaton states and banks (B, C)
+    (:meth:`_ConstraintSearch.states`), repeats dropped (:func:`_drop_repeats`)."""
+    parent, token, score = _candidates(log_probs, beam_scores, search.letters())
+    states, bank, met_rank, score = search.states(parent, token, score)
+    score = _drop_repeats(parent, token, score, vocab)
+    valid = torch.isfinite(score)  # (B, C)
+    return _Scored(parent, token, score, valid, is_eos_token(token, eos), met_rank), states, bank
+
+
+def _end_head(
+    pool: _Pool,
+    scored: _Scored,
+    allocation: Allocation,
+    history: torch.Tensor,  # (B, K, T)
+    step: int,
+    last: bool,
+    done: torch.Tensor,  # (B,)
+    options: BeamSearchOptions,
+) -> _Head:
+    """Finished pool: the ending candidates (EOS, or any at the last step) among the first
+    ``num_beams`` in allocation order join it, those of done inputs excepted."""
+    head = allocation.first(options.num_beams)  # (B, K) candidate columns
+    head_parent = scored.parent.gather(1, head)
+    head_token = scored.token.gather(1, head)
+    head_eos = scored.is_eos.gather(1, head)
+    ending = scored.valid.gather(1, head) & (head_eos | last) & ~done.unsqueeze(1)
+    ended_tokens = history.gather(
+        1, head_parent.unsqueeze(-1).expand(-1, -1, options.max_new_tokens))
+    ended_tokens[:, :, step] = head_token
+    pool.add(
+        ended_tokens, step + 1, scored.score.gather(1, head), scored.met_rank.gather(1, head),
+        head_eos, ending, options.length_penalty,
+    )
+    return _Head(head_parent, head_eos, ending)
+
+
+def _next_beams(scored: _Scored, allocation: Allocation, beams: int
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Running beams: the first ``beams`` valid, non-ending candidates in allocation order.
+    Returns their columns (B, K), scores (B, K; -inf where an input has fewer) and tokens (B, K)."""
+    pick, ineligible = allocation.first_outside(beams, ~scored.valid | scored.is_eos)  # (B, K) each
+    beam_scores = torch.where(ineligible, NEG_INF, scored.score.gather(1, pick))
+    return pick, beam_scores, scored.token.gather(1, pick)
+
+
+def _compact(runner: ModelRunner, running: torch.Tensor, done: torch.Tensor, beams: int
+             ) -> tuple[torch.Tensor, bool]:
+    """The done inputs leave the model's batch: the running inputs (A',) that stay, and whether
+    to compact again (not once the runner cannot select rows)."""
+    keep = (~done[running]).nonzero().squeeze(-1)  # (A',) positions among `running`
+    if runner.select(_beam_rows(keep, beams)):
+        return running[keep], True
+    return running, False
+
+
+def _next_log_probs(
+    runner: ModelRunner,
+    log_probs: torch.Tensor,  # (H, V)
+    new_token: torch.Tensor,  # (B, K)
+    running: torch.Tensor,  # (A,)
+    beams: int,
+) -> torch.Tensor:
+    """One model step on the running beams' new tokens: the next log-probabilities (H, V); the
+    rows of inputs outside ``running`` keep this step's (unused: those inputs are done)."""
+    if running.numel() == new_token.shape[0]:
+        return torch.log_softmax(runner.step(new_token.view(-1)), dim=-1)
+    log_probs = log_probs.clone()
+    log_probs[_beam_rows(running, beams)] = torch.log_softmax(
+        runner.step(new_token[running].view(-1)), dim=-1)
+    return log_probs
+
+
+def _result(pool: _Pool, count: int) -> SearchResult:
+    """The ``count`` best finished outputs of each input."""
     return SearchResult(
-        tokens=pool.tokens[:, : options.num_return_sequences],
-        lengths=pool.lengths[:, : options.num_return_sequences],
-        log_probs=pool.log_probs[:, : options.num_return_sequences],
-        scores=pool.scores[:, : options.num_return_sequences],
-        finished=pool.finished[:, : options.num_return_sequences],
-        valid=torch.isfinite(pool.scores[:, : options.num_return_sequences]),
+        tokens=pool.tokens[:, :count],
+        lengths=pool.lengths[:, :count],
+        log_probs=pool.log_probs[:, :count],
+        scores=pool.scores[:, :count],
+        finished=pool.finished[:, :count],
+        valid=torch.isfinite(pool.scores[:, :count]),
     )
 
 

@@ -65,9 +65,10 @@ SYMBOL_TABLE_BUDGET = 2**24
 def rows_at(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """``table[index]`` for an index into the first dimension of a 1-D or 2-D table: shape
     ``index.shape + table.shape[1:]``. One operation, as indexing is, but on a CPU a row gather
-    (``torch.nn.functional.embedding``) is 3-4x faster than advanced indexing for the (beams x
-    candidates) lookups of a step, and ``take`` 1.6x for a 1-D table (0.72 against 0.22 ms and
-    0.21 against 0.13 ms for 512 x 152 nodes, ``benchmarks/engine_micro.py``).
+    (``torch.nn.functional.embedding``) is faster than advanced indexing for the (beams x
+    candidates) lookups of a step, and so is ``take`` for a 1-D table (``python
+    benchmarks/engine_micro.py``: ``rows_at_2d_ms`` and ``rows_at_1d_ms`` against
+    ``index_2d_ms`` and ``index_1d_ms``).
 
     >>> import torch
     >>> rows_at(torch.tensor([[1, 2], [3, 4]]), torch.tensor([[1, 1, 0]])).tolist()
@@ -149,7 +150,90 @@ class _Tables:
 
     @classmethod
     def build(cls, distinct: Sequence[Automaton], num_sets: int) -> _Tables:
+        """The tables of ``distinct`` (each automaton once, in the order of its ``offsets``), every
+        set-indexed table ``num_sets`` wide (padding sets are met from the start).
+
+        The steps: gather every automaton's lists (:meth:`_Lists.gather`); number nodes and edges
+        globally; lay out the alphabets (:func:`_alphabets`) and the transition table
+        (:func:`_transitions`); work out the exact need tables (:func:`_solve_exact_needs`,
+        :meth:`_NeedLists.gather`); convert the lists to arrays, clipped to int16.
+        """
         cap = 2**15 - 1  # gains, lengths, needs are int16; an impossible set's "remaining" is huge
+        lists = _Lists.gather(distinct, num_sets)
+        count_d = len(distinct)
+        size = np.array(lists.sizes, dtype=np.int64)
+        offsets = np.cumsum(size) - size
+        node_auto = np.repeat(np.arange(count_d), size)
+        total = int(size.sum())
+        local = np.arange(total, dtype=np.int64) - offsets[node_auto]
+        depth = np.array(lists.depth, dtype=np.int64)
+        root_of = offsets[node_auto]  # (N,)
+
+        edge_auto = np.repeat(np.arange(count_d), lists.edge_count)
+        parent = np.array(lists.edge_parent, dtype=np.int64) + offsets[edge_auto]
+        child = np.array(lists.edge_child, dtype=np.int64) + offsets[edge_auto]
+        token = np.array(lists.edge_token, dtype=np.int64)
+        letters, k, column, padded = _alphabets(edge_auto, token, count_d)
+        fail = np.array(lists.fail, dtype=np.int64) + root_of
+        nxt, leaving = _transitions(root_of, depth, fail, parent, column, child, padded[node_auto])
+
+        _solve_exact_needs(distinct, nxt, node_auto, lists.completes)
+        needs = _NeedLists.gather(distinct, num_sets)
+
+        live = np.array(lists.live, dtype=bool).reshape(count_d, num_sets)
+        length = np.minimum(np.array(lists.lengths, dtype=np.int64).reshape(count_d, num_sets), cap)
+        rem = np.minimum(np.array(lists.remaining, dtype=np.int64).reshape(total, num_sets), cap)
+        gain = np.where(live[node_auto], length[node_auto] - rem, 0).astype(np.int16)
+        start = np.array(needs.need_start, dtype=np.int64)
+        need_width = np.array(needs.need_width, dtype=np.int64)
+        return cls(
+            offsets=offsets,
+            node_auto=node_auto,
+            letters=letters,
+            letter_count=k,
+            next_node=nxt,
+            leaving=leaving,
+            completes=lists.completes,
+            pending=lists.pending,
+            useful=lists.useful,
+            violation=np.array(lists.violation, dtype=bool),
+            depth=depth,
+            gain=gain,
+            min_length=np.where(live, length, 0).astype(np.int16),
+            initial_met=~live,
+            exact=need_width > 0,
+            need_table=np.minimum(np.array(needs.need, dtype=np.int64), cap).astype(np.int16),
+            need_base=start[node_auto] + local * need_width[node_auto],
+            completes_bits=np.array(needs.completes_bits, dtype=np.int64),
+            pending_bits=np.array(needs.pending_bits, dtype=np.int64),
+            met_weight=np.array(needs.met_weight, dtype=np.int64).reshape(count_d, num_sets),
+        )
+
+
+@dataclass
+class _Lists:
+    """What every distinct automaton contributes to :class:`_Tables`, gathered into flat Python
+    lists (:meth:`gather`): node ids local, one automaton after another."""
+
+    sizes: list[int]  # (D,) nodes of each automaton
+    fail: list[int]  # (N,) local failure targets
+    depth: list[int]  # (N,)
+    completes: list[int]  # (N,) met-masks
+    pending: list[int]  # (N,) met-masks
+    useful: list[int]  # (N,) met-masks
+    violation: list[bool]  # (N,)
+    remaining: list[int]  # (N, S) flat, impossible and padding sets as they come
+    edge_parent: list[int]  # (E,) local ids
+    edge_token: list[int]  # (E,)
+    edge_child: list[int]  # (E,) local ids
+    edge_count: list[int]  # (D,) edges of each automaton
+    live: list[bool]  # (D, S) flat: the set is possible (padding is not)
+    lengths: list[int]  # (D, S) flat: shortest live alternative (0 for padding)
+
+    @classmethod
+    def gather(cls, distinct: Sequence[Automaton], num_sets: int) -> _Lists:
+        """The lists of ``distinct``, each automaton's sets padded to ``num_sets``: one pass of
+        ``list.extend``, no per-automaton array."""
         sizes: list[int] = []
         fail: list[int] = []
         depth: list[int] = []
@@ -157,19 +241,13 @@ class _Tables:
         pending: list[int] = []
         useful: list[int] = []
         violation: list[bool] = []
-        remaining: list[int] = []  # (N, S) flat, impossible and padding sets as they come
-        edge_parent: list[int] = []  # local ids
+        remaining: list[int] = []
+        edge_parent: list[int] = []
         edge_token: list[int] = []
         edge_child: list[int] = []
         edge_count: list[int] = []
-        live: list[bool] = []  # (D, S) flat
-        lengths: list[int] = []  # (D, S) flat
-        need: list[int] = [0]
-        need_start: list[int] = []  # (D,): 0 without a table
-        need_width: list[int] = []  # (D,): 0 without a table
-        completes_bits: list[int] = []
-        pending_bits: list[int] = []
-        met_weight: list[int] = []  # (D, S) flat
+        live: list[bool] = []
+        lengths: list[int] = []
         for a in distinct:
             n, pad = a.num_nodes, num_sets - a.num_sets
             sizes.append(n)
@@ -198,55 +276,32 @@ class _Tables:
             live.extend([False] * pad)
             lengths.extend(a.min_length)
             lengths.extend([0] * pad)
+        return cls(sizes, fail, depth, completes, pending, useful, violation, remaining,
+                   edge_parent, edge_token, edge_child, edge_count, live, lengths)
 
-        count_d = len(distinct)
-        size = np.array(sizes, dtype=np.int64)
-        offsets = np.cumsum(size) - size
-        node_auto = np.repeat(np.arange(count_d), size)
-        total = int(size.sum())
-        local = np.arange(total, dtype=np.int64) - offsets[node_auto]
-        depth_a = np.array(depth, dtype=np.int64)
 
-        # Alphabets: the sorted distinct tokens of each automaton's edges, in one np.unique of
-        # (automaton, token) keys; an edge's letter column is its key's rank within its automaton.
-        edge_auto = np.repeat(np.arange(count_d), edge_count)
-        parent = np.array(edge_parent, dtype=np.int64) + offsets[edge_auto]
-        child = np.array(edge_child, dtype=np.int64) + offsets[edge_auto]
-        token = np.array(edge_token, dtype=np.int64)
-        span = int(token.max(initial=0)) + 1
-        keys, column = np.unique(edge_auto * span + token, return_inverse=True)
-        key_auto = keys // span
-        k = np.bincount(key_auto, minlength=count_d)
-        first_key = np.cumsum(k) - k
-        column = column.reshape(-1) - first_key[edge_auto]
-        width = max(int(k.max(initial=0)), 1)
-        key_column = np.arange(len(keys)) - first_key[key_auto]
-        letters = np.zeros((count_d, width), dtype=np.int64)
-        letters[key_auto, key_column] = keys % span
-        padded = np.arange(width)[None, :] >= k[:, None]  # (D, A)
-        letters = np.where(padded, letters[:, :1], letters)
+@dataclass
+class _NeedLists:
+    """The exact need tables of every distinct automaton, gathered as :class:`_Lists` are
+    (:meth:`gather`). Entry 0 of ``need`` is the 0 every automaton without a table points at."""
 
-        # DFA rows in breadth-first layers (a failure target is shallower): a node's row is its
-        # failure target's row with its own children written over it; a root's row leads home.
-        root_of = offsets[node_auto]  # (N,)
-        nxt = np.empty((total, width + 1), dtype=np.int64)
-        edge_depth = depth_a[parent]
-        fail_g = np.array(fail, dtype=np.int64) + root_of
-        for level in range(int(depth_a.max(initial=0)) + 1):
-            nodes = np.flatnonzero(depth_a == level)
-            if level == 0:
-                nxt[nodes] = root_of[nodes, None]
-            else:
-                nxt[nodes] = nxt[fail_g[nodes]]
-            at = edge_depth == level
-            nxt[parent[at], column[at]] = child[at]
-        node_padded = padded[node_auto]  # (N, A)
-        letter_next = nxt[:, :width]
-        leaving = (letter_next != root_of[:, None]) & ~node_padded
-        nxt[:, :width] = np.where(node_padded, letter_next[:, :1], letter_next)
-        nxt[:, width] = root_of
+    need: list[int]  # (entries,)
+    need_start: list[int]  # (D,): where the automaton's table starts; 0 without a table
+    need_width: list[int]  # (D,): met-bit states per node; 0 without a table
+    completes_bits: list[int]  # (N,)
+    pending_bits: list[int]  # (N,)
+    met_weight: list[int]  # (D, S) flat
 
-        _solve_exact_needs(distinct, nxt, node_auto, completes)
+    @classmethod
+    def gather(cls, distinct: Sequence[Automaton], num_sets: int) -> _NeedLists:
+        """The tables of ``distinct`` (:attr:`Automaton.exact_need_table`, worked out by
+        :func:`_solve_exact_needs` first), with each node's met-bits and each set's weight."""
+        need: list[int] = [0]
+        need_start: list[int] = []
+        need_width: list[int] = []
+        completes_bits: list[int] = []
+        pending_bits: list[int] = []
+        met_weight: list[int] = []
         for a in distinct:
             n, pad = a.num_nodes, num_sets - a.num_sets
             table = a.exact_need_table
@@ -268,35 +323,59 @@ class _Tables:
                 pending_bits.extend(a.pending)
             met_weight.extend(a.live_bit)
             met_weight.extend([0] * pad)
+        return cls(need, need_start, need_width, completes_bits, pending_bits, met_weight)
 
-        live_a = np.array(live, dtype=bool).reshape(count_d, num_sets)
-        length_a = np.minimum(np.array(lengths, dtype=np.int64).reshape(count_d, num_sets), cap)
-        rem = np.minimum(np.array(remaining, dtype=np.int64).reshape(total, num_sets), cap)
-        gain = np.where(live_a[node_auto], length_a[node_auto] - rem, 0).astype(np.int16)
-        start = np.array(need_start, dtype=np.int64)
-        exact = np.array(need_width, dtype=np.int64) > 0
-        return cls(
-            offsets=offsets,
-            node_auto=node_auto,
-            letters=letters,
-            letter_count=k,
-            next_node=nxt,
-            leaving=leaving,
-            completes=completes,
-            pending=pending,
-            useful=useful,
-            violation=np.array(violation, dtype=bool),
-            depth=depth_a,
-            gain=gain,
-            min_length=np.where(live_a, length_a, 0).astype(np.int16),
-            initial_met=~live_a,
-            exact=exact,
-            need_table=np.minimum(np.array(need, dtype=np.int64), cap).astype(np.int16),
-            need_base=start[node_auto] + local * np.array(need_width, dtype=np.int64)[node_auto],
-            completes_bits=np.array(completes_bits, dtype=np.int64),
-            pending_bits=np.array(pending_bits, dtype=np.int64),
-            met_weight=np.array(met_weight, dtype=np.int64).reshape(count_d, num_sets),
-        )
+
+def _alphabets(edge_auto: np.ndarray, token: np.ndarray, count_d: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each automaton's alphabet, the sorted distinct tokens of its edges, in one ``np.unique`` of
+    (automaton, token) keys; an edge's letter column is its key's rank within its automaton.
+
+    ``edge_auto``, ``token``: (E,). Returns the letters (D, A), padding repeating the first; the
+    number of letters of each (D,); each edge's column (E,); and which columns are padding
+    (D, A) bool."""
+    span = int(token.max(initial=0)) + 1
+    keys, column = np.unique(edge_auto * span + token, return_inverse=True)
+    key_auto = keys // span
+    k = np.bincount(key_auto, minlength=count_d)
+    first_key = np.cumsum(k) - k
+    column = column.reshape(-1) - first_key[edge_auto]
+    width = max(int(k.max(initial=0)), 1)
+    key_column = np.arange(len(keys)) - first_key[key_auto]
+    letters = np.zeros((count_d, width), dtype=np.int64)
+    letters[key_auto, key_column] = keys % span
+    padded = np.arange(width)[None, :] >= k[:, None]  # (D, A)
+    letters = np.where(padded, letters[:, :1], letters)
+    return letters, k, column, padded
+
+
+def _transitions(root_of: np.ndarray, depth: np.ndarray, fail: np.ndarray, parent: np.ndarray,
+                 column: np.ndarray, child: np.ndarray, node_padded: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The DFA's rows in breadth-first layers (a failure target is shallower): a node's row is its
+    failure target's row with its own children written over it; a root's row leads home.
+
+    ``root_of``, ``depth``, ``fail`` (global ids): (N,); the edges ``parent``, ``column``,
+    ``child``: (E,); ``node_padded``: (N, A), the padding letters of each node's alphabet.
+    Returns ``next_node`` (N, A + 1), padding letters mirroring letter 0 and the last column
+    (a token outside the alphabet) the root, and ``leaving`` (N, A) bool: the letter's
+    transition leaves the root."""
+    total, width = node_padded.shape
+    nxt = np.empty((total, width + 1), dtype=np.int64)
+    edge_depth = depth[parent]
+    for level in range(int(depth.max(initial=0)) + 1):
+        nodes = np.flatnonzero(depth == level)
+        if level == 0:
+            nxt[nodes] = root_of[nodes, None]
+        else:
+            nxt[nodes] = nxt[fail[nodes]]
+        at = edge_depth == level
+        nxt[parent[at], column[at]] = child[at]
+    letter_next = nxt[:, :width]
+    leaving = (letter_next != root_of[:, None]) & ~node_padded
+    nxt[:, :width] = np.where(node_padded, letter_next[:, :1], letter_next)
+    nxt[:, width] = root_of
+    return nxt, leaving
 
 
 #: Most entries (nodes x letters x met-bits) one vectorised pass of :func:`_solve_exact_needs`
@@ -311,8 +390,8 @@ def _solve_exact_needs(distinct: Sequence[Automaton], nxt: np.ndarray, node_auto
     all at once: the fewest tokens to meet every set from each (node, met-bits) state, relaxed
     over the compiled transitions (``nxt``, global ids, its last column any other token)
     until nothing changes, one numpy pass per round for every automaton with the same number
-    of sets. For 300 new one-set automata the per-automaton Python search takes 10.5 ms, this
-    2.1 ms (``benchmarks/engine_micro.py``).
+    of sets, instead of a Python search per automaton (``python benchmarks/engine_micro.py``:
+    ``need_compile_ms`` against ``need_python_ms``, 300 new one-set automata).
 
     Only for automata without banned phrases or whole-word alternatives: there every set is
     possible, its met-bits are its own bits, every state can meet every set, and the relaxation
@@ -561,8 +640,8 @@ class TensorAutomaton:
         if len(distinct) * columns <= SYMBOL_TABLE_BUDGET:
             # The narrowest integer that holds every symbol (0..A): a step's lookups land at
             # random in it, so a quarter of the bytes is what keeps them in the CPU's caches
-            # (300 automata x 1,000 ids: 0.3 MB of int8; its lookups 6.9 -> 2.6 ms a 20-step
-            # decode, benchmarks/engine_step_profile.py).
+            # (300 automata x 1,000 ids: 0.3 MB of int8; benchmarks/engine_step_profile.py
+            # times its lookups).
             kind = torch.int8 if width < 2**7 else torch.int16 if width < 2**15 else torch.int32
             table = torch.full((len(distinct), columns), width, dtype=kind, device=device)
             if len(auto):

@@ -124,8 +124,9 @@ def word_pieces(tokenizer: Any, vocab_size: int | None = None) -> WordPieces:
     Returns
     -------
     WordPieces
-        Kept per tokenizer (the same object on the next call), so it is computed once:
-        about 0.25 s for a 30k WordPiece vocabulary.
+        Kept per tokenizer (the same object on the next call), so the pass over the whole
+        vocabulary runs once (``python benchmarks/engine_speed.py`` reports its time,
+        ``word_pieces_once_s``).
 
     Examples
     --------

@@ -120,7 +120,7 @@ def placeholder_model(seed: int = 0) -> LoadedModel:
         model = T5ForConditionalGeneration(config).eval()
     finally:
         torch.set_rng_state(state)
-    return LoadedModel(model, tokenizer, "dpc-untrained-tiny-t5 (placeholder until issue 5)")
+    return LoadedModel(model, tokenizer, "dpc-untrained-tiny-t5")
 
 
 def _read_config(path: str | Path) -> Any:

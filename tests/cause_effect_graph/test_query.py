@@ -9,7 +9,7 @@ import networkx as nx
 import pytest
 
 from cause_effect_graph.errors import GraphError
-from cause_effect_graph.query import RANKS, candidates
+from cause_effect_graph.query import RANKS, CandidateOptions, candidates
 from cause_effect_graph.strength import causal_strength
 
 from .conftest import bundled_or_skip
@@ -105,7 +105,8 @@ def with_marginals(edges: list[tuple[str, str, int]], extra: dict[str, int] | No
 def test_ranks_are_the_names_candidates_takes(small_graph):
     assert RANKS == ("weight", "strength", "pmi", "mix")
     for rank in RANKS:
-        assert candidates(small_graph, "babies", "cause", rank=rank, min_freq=0).keywords
+        assert candidates(small_graph, "babies", "cause", rank=rank,
+                          options=CandidateOptions(min_freq=0)).keywords
 
 
 def test_pmi_and_mix_by_hand():
@@ -151,13 +152,14 @@ def test_hubs_rare_lemmas_and_near_duplicates_are_left_out():
     assert len(G) >= 1000
     found = candidates(G, "babies cry", "cause", lemmatizer=lemmas)
     assert found.keywords == ["hungry", "tire", "colic"]
-    assert candidates(G, "babies cry", "cause", lemmatizer=lemmas, hub_share=0,
-                      diversify=False).keywords == ["thing", "hungry", "tire", "tired", "colic"]
+    assert candidates(G, "babies cry", "cause", lemmatizer=lemmas,
+                      options=CandidateOptions(hub_share=0, diversify=False)).keywords == [
+        "thing", "hungry", "tire", "tired", "colic"]
     # the floor is for the specificity ranks only, and 0 turns it off
     by_pmi = candidates(G, "babies cry", "cause", rank="pmi", lemmatizer=lemmas)
     assert "colic" not in by_pmi.keywords
     assert "colic" in candidates(G, "babies cry", "cause", rank="pmi", lemmatizer=lemmas,
-                                 min_freq=0).keywords
+                                 options=CandidateOptions(min_freq=0)).keywords
     # a graph without node frequencies (an edge list) is not filtered
     G.nodes["colic"]["cause_freq"] = 0
     assert "colic" in candidates(G, "babies cry", "cause", rank="pmi", lemmatizer=lemmas).keywords
@@ -170,7 +172,7 @@ def test_forms_of_the_input_lemmas_are_no_keywords(small_graph):
         return ["baby", "cry"]
     assert "crying" not in candidates(G, "babies cry", "cause", lemmatizer=lemmas).keywords
     assert candidates(G, "babies cry", "cause", lemmatizer=lemmas,
-                      diversify=False).keywords[0] == "crying"
+                      options=CandidateOptions(diversify=False)).keywords[0] == "crying"
 
 
 def test_hub_cache_follows_the_graph():
@@ -197,8 +199,9 @@ def test_hub_cache_follows_the_graph():
     ({"rank": "tfidf"}, r"`rank` \(='tfidf'\) has to be one of weight, strength, pmi, mix"),
 ])
 def test_bad_filter_arguments(small_graph, kwargs, message):
+    rank = kwargs.pop("rank", "weight")
     with pytest.raises(GraphError, match=message):
-        candidates(small_graph, "babies", "cause", **kwargs)
+        candidates(small_graph, "babies", "cause", rank=rank, options=CandidateOptions(**kwargs))
 
 
 def test_bundled_graph_knows_everyday_causes_and_drops_hubs():
