@@ -35,6 +35,7 @@ from typing import Any
 from dpc_errors import check_float, check_int
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainError
+from train.tokenizer import prompt_start_ids
 
 __all__ = ["LORA_TARGETS", "LoraFiles", "LoraOptions", "attach_lora", "check_run", "load_base",
            "load_merged", "lora_targets", "merged_lora_folder", "train_lora"]
@@ -253,8 +254,10 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     if len(newline) != 1:  # a tokenizer that drops line breaks: end with EOS
         newline = [tokenizer.eos_token_id]
 
+    bos = prompt_start_ids(tokenizer)  # Gemma's <bos>, as the decoder gives it: none for SmolLM2
+
     def encode(pair: tuple[str, str]) -> tuple[list[int], list[int]]:
-        p = tokenizer(pair[0], add_special_tokens=False).input_ids
+        p = bos + tokenizer(pair[0], add_special_tokens=False).input_ids
         t = tokenizer(" " + " ".join(pair[1].split()), add_special_tokens=False).input_ids + newline
         return p + t, [-100] * len(p) + t
 

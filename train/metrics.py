@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from train.tokenizer import target_ids
+from train.tokenizer import prompt_start_ids, target_ids
 
 __all__ = ["DevMetrics", "causal_log_probs", "collate", "continuation_log_probs", "evaluate",
            "length_buckets", "sequence_log_probs"]
@@ -157,7 +157,9 @@ def causal_log_probs(
     """Total log-probability of each target as the continuation of its prompt, under a causal LM.
 
     The target is tokenised after a space (``prompt + " " + target``, as the model writes it)
-    and followed by ``end_id`` (default: the tokenizer's EOS); only target tokens count.
+    and followed by ``end_id`` (default: the tokenizer's EOS); only target tokens count. The
+    prompt starts with the tokenizer's BOS where it adds one (:func:`train.tokenizer.
+    prompt_start_ids`: Gemma), as in a decode.
     Rows are right-padded, so positions stay those of an unpadded prompt.
 
     >>> import torch
@@ -175,6 +177,7 @@ def causal_log_probs(
     model.eval()
     end = tokenizer.eos_token_id if end_id is None else end_id
     pad = 0 if end is None else end
+    bos = prompt_start_ids(tokenizer)
     out: list[float] = []
     for start in range(0, len(prompts), batch_size):
         chunk = slice(start, start + batch_size)
@@ -182,12 +185,12 @@ def causal_log_probs(
         tails = [list(t) + ([end] if end is not None else []) for t in tgt]
         if len(set(prompts[chunk])) == 1 and len(tails) > 1 and all(tails):
             # One prompt for the whole chunk (a reranker's, a COPA item's): read it once.
-            shared = tokenizer([prompts[start]], add_special_tokens=False)["input_ids"][0]
+            shared = bos + tokenizer([prompts[start]], add_special_tokens=False)["input_ids"][0]
             if shared:
                 out.extend(_shared_prompt_log_probs(model, list(shared), tails, pad))
                 continue
         src = tokenizer(list(prompts[chunk]), add_special_tokens=False)["input_ids"]
-        rows = [(list(s), t) for s, t in zip(src, tails)]
+        rows = [(bos + list(s), t) for s, t in zip(src, tails)]
         width = max(len(s) + len(t) for s, t in rows)
         ids = torch.full((len(rows), width), pad, dtype=torch.long, device=model.device)
         mask = torch.zeros_like(ids)
@@ -207,7 +210,8 @@ def continuation_log_probs(model: Any, tokenizer: Any, prompt: str,
                            ) -> list[float]:
     """Total log-probability of each token sequence as the continuation of ``prompt``, under a
     causal LM: the tokens exactly as given (a decode's own, end token included), the prompt run
-    once and its cache shared by every continuation of a batch.
+    once and its cache shared by every continuation of a batch (after the tokenizer's BOS
+    where it adds one, as :func:`causal_log_probs`).
 
     >>> import torch
     >>> from transformers import GPT2Config, GPT2LMHeadModel
@@ -227,7 +231,7 @@ def continuation_log_probs(model: Any, tokenizer: Any, prompt: str,
     if getattr(model.config, "is_encoder_decoder", False):
         raise ValueError("continuation_log_probs needs a causal LM (no encoder)")
     model.eval()
-    head = tokenizer([prompt], add_special_tokens=False)["input_ids"][0]
+    head = prompt_start_ids(tokenizer) + tokenizer([prompt], add_special_tokens=False)["input_ids"][0]
     if not head:
         raise ValueError("continuation_log_probs needs a non-empty prompt")
     pad = tokenizer.eos_token_id or 0

@@ -33,8 +33,8 @@ from dpc_errors import check_int
 from dpc_files import check_output_folder, claim_output_folder
 from train.errors import ModelFolderError, TrainDataError
 
-__all__ = ["end_token_id", "load_tokenizer", "normalize", "readable_decoding", "target_ids",
-           "tokens_per_word", "train_tokenizer"]
+__all__ = ["end_token_id", "load_tokenizer", "normalize", "prompt_start_ids", "readable_decoding",
+           "target_ids", "tokens_per_word", "train_tokenizer"]
 
 ModelType = Literal["unigram", "bpe"]
 
@@ -204,6 +204,28 @@ def tokens_per_word(tokenizer: Any, texts: Iterable[str]) -> float:
     if words == 0:
         raise TrainDataError("no words to measure tokens per word on")
     return pieces / words
+
+
+def prompt_start_ids(tokenizer: Any) -> list[int]:
+    """The ids a causal LM's tokenizer puts before a text when it adds its special tokens: the
+    BOS that Gemma's adds (``[2]``); none for SmolLM2's or GPT-2's, which add nothing. Whatever
+    tokenises a prompt with ``add_special_tokens=False`` (to join it to a target by ids) puts
+    these first, so a model is scored and trained on the prompts the decoder gives it
+    (:mod:`dpc_decode` tokenises with the special tokens).
+
+    >>> class Gemma:
+    ...     bos_token_id = 2
+    ...     def __call__(self, text, add_special_tokens=True):
+    ...         return {"input_ids": ([2] if add_special_tokens else []) + [7]}
+    >>> prompt_start_ids(Gemma()), prompt_start_ids(object())
+    ([2], [])
+    """
+    bos = getattr(tokenizer, "bos_token_id", None)
+    if bos is None or not callable(tokenizer):
+        return []
+    with_special = tokenizer("a", add_special_tokens=True)["input_ids"]
+    without = tokenizer("a", add_special_tokens=False)["input_ids"]
+    return [bos] if with_special[:1] == [bos] and without[:1] != [bos] else []
 
 
 def end_token_id(tokenizer: Any) -> int:

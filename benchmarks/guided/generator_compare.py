@@ -14,9 +14,11 @@ Each part adds its record under ``generators[M][part]`` of ``--json`` (default
 ``benchmarks/guided/generator_compare.json``), leaving the other records as they are. One torch
 thread throughout (``torch.set_num_threads(1)``).
 
-``judge`` (``--bos``: every prompt after the tokenizer's BOS, as decoding adds it and
-``train.metrics.sequence_log_probs`` does not; matters for Gemma, whose tokenizer adds ``<bos>``;
-SmolLM2's adds nothing): COPA-dev pairwise accuracy, per half (items 1-250, 251-500), of the generator's
+``judge`` (``--bos``: every prompt after the tokenizer's BOS, as decoding adds it; matters for
+Gemma, whose tokenizer adds ``<bos>``; SmolLM2's adds nothing. Since
+``train.tokenizer.prompt_start_ids`` the scorers put it there themselves, so every run is a
+``--bos`` run and the flag only names the record; the rows without ``<bos>`` were measured at
+commit faae1ad): COPA-dev pairwise accuracy, per half (items 1-250, 251-500), of the generator's
 ``log P(alt | premise prompt)`` and its PMI (minus ``log P(alt | empty prompt)``), sums and
 per-token means, exactly as ``judge_copa.py`` computes them (its :func:`generator_scores`), the
 model asked in its own input format (a pretrained base: worked examples first; the e-CARE model:
@@ -79,6 +81,7 @@ def judge(args: argparse.Namespace) -> dict:
 
     from guided_generation import GuidedGenerator
     from tasks.copa.dataset import read_copa
+    from train.tokenizer import prompt_start_ids
 
     items = read_copa(args.copa)
     started, cpu = time.perf_counter(), time.process_time()
@@ -87,13 +90,9 @@ def judge(args: argparse.Namespace) -> dict:
         from train.prompts import NAMED_FORMATS
 
         g.input_format = NAMED_FORMATS[args.format]
-    prefix = ""
-    if args.bos:  # the BOS the decoder's tokenisation adds and the scorer's does not
-        with_special = g.tokenizer("x")["input_ids"]
-        plain = g.tokenizer("x", add_special_tokens=False)["input_ids"]
-        if g.tokenizer.bos_token and with_special[:1] == [g.tokenizer.bos_token_id] != plain[:1]:
-            prefix = g.tokenizer.bos_token
-    lp, prior, n = generator_scores(g, items, prefix)
+    # the scorers put the tokenizer's BOS first themselves (train.tokenizer.prompt_start_ids)
+    prefix = g.tokenizer.bos_token if args.bos and prompt_start_ids(g.tokenizer) else ""
+    lp, prior, n = generator_scores(g, items)
     first = np.array([i.answer == 1 for i in items])
 
     def accuracy(score, half):

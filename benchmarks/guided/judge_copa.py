@@ -32,8 +32,8 @@ def generator_scores(g, items, prefix=""):
     """``(log P(y | x), log P(y | empty input), tokens)`` of every COPA alternative under the
     generator of ``g`` (a :class:`~guided_generation.GuidedGenerator`), asked in its input format:
     numpy arrays in the order item 1 alternative 1, item 1 alternative 2, item 2 ...
-    ``prefix`` goes before every prompt (e.g. the tokenizer's BOS text, which
-    :func:`train.metrics.sequence_log_probs` does not add)."""
+    ``prefix`` goes before every prompt's text (the tokenizer's BOS, where it adds one, is put
+    before that by :func:`train.metrics.sequence_log_probs` itself)."""
     from tasks.copa.dataset import as_clause
     from train.metrics import sequence_log_probs
 

@@ -32,3 +32,47 @@ def test_batched_scores_equal_one_at_a_time(tiny_lm: Path):
     assert all(v < 0 for v in batched)
     with pytest.raises(ValueError, match="empty continuation"):
         continuation_log_probs(model, tok, "the baby", [[2001], []])
+
+
+class _WordTokenizer:
+    """A token per word (id 3 + its length), EOS 0; adds no special token."""
+
+    eos_token_id = 0
+    bos_token_id = None
+
+    def __call__(self, texts, add_special_tokens=False):
+        one = isinstance(texts, str)
+        ids = [[3 + len(w) for w in t.split()] for t in ([texts] if one else texts)]
+        if add_special_tokens and self.bos_token_id is not None:
+            ids = [[self.bos_token_id] + row for row in ids]
+        return {"input_ids": ids[0] if one else ids}
+
+
+class _BosTokenizer(_WordTokenizer):
+    """The same, but like Gemma's: BOS (id 1) first when it adds its special tokens."""
+
+    bos_token_id = 1
+
+
+def test_prompts_start_with_the_bos_the_decoder_gives():
+    # A model scored without the <bos> it is decoded with reads another distribution (Gemma's
+    # PMI fell to chance without it): both scorers put the tokenizer's BOS first.
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from train.metrics import causal_log_probs
+
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=30, n_embd=8, n_layer=1, n_head=2)).eval()
+    ids = torch.tensor([[1, 4, 5, 5, 0]])  # <bos> "a bb" then "cc" and EOS
+    with torch.no_grad():
+        logp = model(input_ids=ids).logits.log_softmax(-1)[0]
+    expected = float(logp[2, 5] + logp[3, 0])
+    plain = causal_log_probs(model, _WordTokenizer(), ["a bb"], ["cc"])[0]
+    with_bos = causal_log_probs(model, _BosTokenizer(), ["a bb"], ["cc"])[0]
+    shared = causal_log_probs(model, _BosTokenizer(), ["a bb", "a bb"], ["cc", "cc"])
+    cached = continuation_log_probs(model, _BosTokenizer(), "a bb", [[5, 0]])[0]
+    assert with_bos == pytest.approx(expected, abs=1e-5)
+    assert shared == pytest.approx([expected] * 2, abs=1e-5)
+    assert cached == pytest.approx(expected, abs=1e-5)
+    assert abs(plain - expected) > 1e-4
