@@ -12,7 +12,8 @@ beam search (``benchmarks/hf456_disjunctive_runner.py`` in the baseline venv,
 ``DisjunctiveConstraint`` of the token forms dpc's ``dpc`` mode uses (word-initial, lower and
 capitalised), minus any form that has another form of its set as a prefix (4.56 refuses such a
 set, and the shorter form is met whenever the longer is). 4.56 takes one constraint list per
-``generate`` call, so it decodes set by set; dpc is timed on the same sets one by one too.
+``generate`` call, so it decodes set by set; dpc is timed on the same sets one by one too, with
+what 4.56 has: n-grams may repeat and the top beam is the sentence (no candidates read).
 
     .venv/bin/python benchmarks/commongen/modes.py --model runs/commongen/smollm2 \\
         --hf456 100 --out benchmarks/commongen/modes.json --outputs runs/commongen/outputs
@@ -99,27 +100,42 @@ def main() -> None:
     ap.add_argument("--src", default=str(DATA / "commongen.dev.jsonl"))
     ap.add_argument("--refs", default=str(DATA / "commongen.dev.tgt.txt"))
     ap.add_argument("--sets", default=str(DATA / "commongen.dev.cs_str.txt"))
-    ap.add_argument("--limit", type=int, default=None, help="the first N distinct sets")
+    ap.add_argument("--start", type=int, default=0, help="skip the first N distinct sets")
+    ap.add_argument("--limit", type=int, default=None, help="then take N distinct sets")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated, plain first")
+    defaults = DecodeSettings()
+    ap.add_argument("--num-beams", type=int, default=defaults.num_beams)
+    ap.add_argument("--no-repeat-ngram-size", type=int, default=defaults.no_repeat_ngram_size)
+    ap.add_argument("--candidates", type=int, default=defaults.candidates,
+                    help="default: all beams")
+    ap.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--hf456", type=int, default=0, help="sets also decoded by 4.56.2")
     ap.add_argument("--out", required=True, help="JSON report")
     ap.add_argument("--outputs", default=None, help="folder for each mode's sentences")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    sets = distinct(read_concept_sets(args.src))[:args.limit]
+    sets = distinct(read_concept_sets(args.src))[args.start:]
+    sets = sets[:args.limit]
+    modes = args.modes.split(",")
+    if modes[0] != "plain" or any(m not in MODES for m in modes):
+        ap.error(f"--modes {args.modes!r}: plain first, then any of {MODES[1:]}")
     references: dict[tuple[str, ...], list[str]] = {}
     for concepts, sentence in read_pairs(args.sets, args.refs):
         references.setdefault(tuple(sorted(lemmas(concepts))), []).append(sentence)
     refs = [references[tuple(sorted(lemmas(s)))] for s in sets]
     generator = SentenceGenerator.load(args.model)
-    settings = {m: DecodeSettings(mode=m) for m in MODES}
-    generator.generate(sets[:2], settings["dpc"])  # warm-up
-    texts: dict[str, list[str]] = {m: [] for m in MODES}
-    seconds = dict.fromkeys(MODES, 0.0)
-    satisfied = dict.fromkeys(MODES, 0)
+    settings = {m: DecodeSettings(mode=m, num_beams=args.num_beams,
+                                  no_repeat_ngram_size=args.no_repeat_ngram_size,
+                                  candidates=args.candidates, max_new_tokens=args.max_new_tokens)
+                for m in modes}
+    generator.generate(sets[:2], settings[modes[-1]])  # warm-up
+    texts: dict[str, list[str]] = {m: [] for m in modes}
+    seconds = dict.fromkeys(modes, 0.0)
+    satisfied = dict.fromkeys(modes, 0)
     batch = settings["plain"].batch_size
     for at in range(0, len(sets), batch):
-        for mode in MODES:
+        for mode in modes:
             started = time.perf_counter()
             out = generator.generate(sets[at:at + batch], settings[mode])
             seconds[mode] += time.perf_counter() - started
@@ -129,8 +145,10 @@ def main() -> None:
                           **{m: round(s, 1) for m, s in seconds.items()}}), flush=True)
     report: dict[str, Any] = {
         "command": " ".join(sys.argv), "sets": len(sets), "threads": args.threads,
-        "torch": torch.__version__, "model": os.fspath(args.model), "modes": {}}
-    for mode in MODES:
+        "torch": torch.__version__, "model": os.fspath(args.model), "start": args.start,
+        "settings": {k: v for k, v in vars(settings["plain"]).items() if k != "mode"},
+        "modes": {}}
+    for mode in modes:
         scores = evaluate(list(zip(texts[mode], sets, strict=True)), refs)
         report["modes"][mode] = {
             **scores.as_dict(), "seconds": round(seconds[mode], 2),
@@ -141,14 +159,16 @@ def main() -> None:
     if args.outputs:
         folder = Path(args.outputs)
         folder.mkdir(parents=True, exist_ok=True)
-        for mode in MODES:
+        for mode in modes:
             with open(folder / f"{mode}.jsonl", "w", encoding="utf-8") as handle:
                 for concepts, text in zip(sets, texts[mode], strict=True):
                     handle.write(json.dumps({"concepts": list(lemmas(concepts)), "text": text})
                                  + "\n")
     if args.hf456:
         few = sets[:args.hf456]
-        one = DecodeSettings(mode="dpc", batch_size=1)
+        # like for like: 4.56's beam search repeats n-grams and returns its top beam
+        one = DecodeSettings(**{**vars(settings["plain"]), "mode": "dpc", "batch_size": 1,
+                                "no_repeat_ngram_size": 0, "candidates": 1})
         started = time.perf_counter()
         mine = generator.generate(few, one)
         dpc_one = time.perf_counter() - started

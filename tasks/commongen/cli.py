@@ -55,8 +55,13 @@ def add_commongen_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--out", required=True, help="JSON lines results file (a rerun resumes)")
     g.add_argument("--mode", choices=("plain", "conjunctive", "dpc"), default="dpc")
     g.add_argument("--model", required=True, help="generator folder (dpc commongen train)")
-    g.add_argument("--num-beams", type=int, default=5)
-    g.add_argument("--max-new-tokens", type=int, default=32)
+    g.add_argument("--num-beams", type=int, default=None, help="beams (default: 5)")
+    g.add_argument("--max-new-tokens", type=int, default=None, help="default: 32")
+    g.add_argument("--no-repeat-ngram-size", type=int, default=None,
+                   help="n-grams that may not repeat (default: 3; 0: off)")
+    g.add_argument("--candidates", type=int, default=None,
+                   help="final beams read: the first whose spaCy tags use every concept in its "
+                   "part of speech is kept (default: all beams; 1: the top beam)")
     g.add_argument("--batch-size", type=int, default=16, help="concept sets decoded at once")
     g.add_argument("--limit", type=int, default=None, help="the first N distinct sets only")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -105,8 +110,10 @@ def generate_command(args: argparse.Namespace) -> int:
         from tasks.commongen.decoding import DecodeSettings
         from tasks.errors import TaskError
 
-        settings = DecodeSettings(mode=args.mode, num_beams=args.num_beams,
-                                  max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
+        given = {name: getattr(args, name) for name in
+                 ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "candidates")
+                 if getattr(args, name) is not None}
+        settings = DecodeSettings(mode=args.mode, batch_size=args.batch_size, **given)
         if args.limit is not None:
             check_int("--limit", args.limit, 1, error=TaskError, quote=False)
         sets = distinct(read_concept_sets(args.src))[:args.limit]
@@ -116,8 +123,7 @@ def generate_command(args: argparse.Namespace) -> int:
                             "commongen train`)")
         run = {"src": text_digest([[c._asdict() for c in s] for s in sets]),
                "model": file_digest(model),
-               "mode": args.mode, "num_beams": args.num_beams,
-               "max_new_tokens": args.max_new_tokens}
+               **{k: v for k, v in vars(settings).items() if k != "batch_size"}}
         results = ResultsFile(args.out, "dpc commongen generate", run, overwrite=args.overwrite)
         done = len(results.check())
         if done >= len(sets):

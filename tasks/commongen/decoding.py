@@ -39,17 +39,19 @@ from typing import Any
 import torch
 from transformers import SuppressTokensLogitsProcessor
 
+from cause_effect_graph.lemmas import default_lemmatizer
 from cause_effect_graph.variants import variants
 from dpc_decode import TokenizeOptions
 from dpc_decode import generate as dpc_generate
 from dpc_device import place
 from dpc_errors import check_int
 from tasks.commongen.dataset import Concept, ConceptSet
+from tasks.commongen.evaluation import used_concepts
 from tasks.commongen.generator import load_commongen_lm, prompt
 from tasks.errors import TaskError
 
 __all__ = ["MODES", "DecodeSettings", "Sentence", "SentenceGenerator", "concept_forms",
-           "constraint_sets"]
+           "constraint_sets", "uses_every_concept"]
 
 MODES = ("plain", "conjunctive", "dpc")
 #: CommonGen's tags -> the parts of speech of :func:`cause_effect_graph.variants.variants`.
@@ -83,18 +85,28 @@ def constraint_sets(concepts: ConceptSet, mode: str) -> list[list[str]] | None:
 
 @dataclass(frozen=True)
 class DecodeSettings:
-    """How sentences are decoded: the mode, beams, the length cap and how many sets a batch."""
+    """How sentences are decoded: the mode, beams, the length cap, how many sets a batch, the
+    n-gram size that may not repeat (0: any may), and ``candidates``: how many of the final
+    beams are read (``None``: all ``num_beams``), the sentence being the first of them (by beam
+    score) whose spaCy tagging uses every concept in its tagged part of speech
+    (:func:`uses_every_concept`), or the top one when none does (1: the top beam, no tagging). The defaults were chosen on the first half of
+    CommonGen dev (benchmarks/commongen/RESULTS.md)."""
 
     mode: str = "dpc"
     num_beams: int = 5
     max_new_tokens: int = 32
     batch_size: int = 16
+    no_repeat_ngram_size: int = 3
+    candidates: int | None = None
 
     def __post_init__(self) -> None:
         _check_mode(self.mode)
         check_int("num_beams", self.num_beams, 1)
         check_int("max_new_tokens", self.max_new_tokens, 1)
         check_int("batch_size", self.batch_size, 1)
+        check_int("no_repeat_ngram_size", self.no_repeat_ngram_size, 0)
+        if self.candidates is not None:
+            check_int("candidates", self.candidates, 1, self.num_beams)
 
 
 @dataclass(frozen=True)
@@ -142,10 +154,33 @@ class SentenceGenerator:
             self.model, self.tokenizer, [prompt(s) for s in sets],
             None if settings.mode == "plain" else constraints,
             tokenize=TokenizeOptions(capitalized=True, whole_word=True),
-            num_beams=settings.num_beams, max_new_tokens=settings.max_new_tokens,
-            eos_token_id=self.eos, batch_size=settings.batch_size, generation_config=None,
-            logits_processor=processors)
-        return [Sentence(" ".join((out[0].text or "").split("\n")[0].split()),
-                         None if settings.mode == "plain" else bool(out[0].satisfied),
-                         float(out[0].score))
-                for out in outs]
+            num_beams=settings.num_beams, num_return_sequences=settings.candidates or settings.num_beams,
+            no_repeat_ngram_size=settings.no_repeat_ngram_size,
+            max_new_tokens=settings.max_new_tokens, eos_token_id=self.eos,
+            batch_size=settings.batch_size, generation_config=None, logits_processor=processors)
+        sentences = []
+        for concepts, out in zip(sets, outs, strict=True):
+            beams = [Sentence(" ".join((o.text or "").split("\n")[0].split()),
+                              None if settings.mode == "plain" else bool(o.satisfied),
+                              float(o.score)) for o in out]
+            if len(beams) > 1:
+                fits = uses_every_concept([b.text for b in beams], concepts)
+                beams = [b for b, fit in zip(beams, fits, strict=True) if fit] or beams
+            sentences.append(beams[0])
+        return sentences
+
+
+def uses_every_concept(texts: Sequence[str], concepts: ConceptSet,
+                       nlp: Any = None) -> list[bool]:
+    """Whether each of ``texts`` uses every one of ``concepts`` in its tagged part of speech,
+    by the spaCy lemmas and tags the evaluation reads (:func:`~tasks.commongen.evaluation.
+    used_concepts`; ``nlp``: default, the project's lemmatizer). The engine matches forms, not
+    parts of speech: "walking shoes" meets {walk, walks, walked, walking} with a noun.
+
+    >>> from tasks.commongen.dataset import parse_concept_set
+    >>> uses_every_concept(["A man walks his dog.", "A man in walking shoes and his dog."],
+    ...                    parse_concept_set("dog_N#walk_V"))
+    [True, False]
+    """
+    nlp = nlp or default_lemmatizer().nlp
+    return [used_concepts(doc, concepts)[1] == len(concepts) for doc in nlp.pipe(texts)]

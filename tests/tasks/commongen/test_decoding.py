@@ -46,3 +46,33 @@ def test_every_mode_decodes_and_dpc_meets_every_concept(commongen_model: Path) -
             for concept in concepts:  # whole words, one form of each concept
                 assert set(words) & set(concept_forms(concept, mode)), (mode, sentence, concept)
     assert generator.generate([], DecodeSettings()) == []
+
+
+def test_candidates_keep_the_first_beam_that_uses_every_concept_in_its_part_of_speech(
+        commongen_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tasks.commongen.decoding as decoding
+
+    generator = SentenceGenerator.load(commongen_model)
+    sets = [parse_concept_set("dog_N#frisbee_N#catch_V")]
+    settings = DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12)  # all 3 beams read
+    seen: list[list[str]] = []
+
+    def second_fits(texts, concepts, nlp=None):
+        seen.append(list(texts))
+        return [False, True, False]
+
+    monkeypatch.setattr(decoding, "uses_every_concept", second_fits)
+    top = generator.generate(sets, DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12,
+                                                  candidates=1))
+    kept = generator.generate(sets, settings)
+    assert len(seen) == 1 and len(seen[0]) == 3 and seen[0][0] == top[0].text
+    assert kept[0].text == seen[0][1]
+    monkeypatch.setattr(decoding, "uses_every_concept", lambda texts, *a, **k: [False] * len(texts))
+    assert generator.generate(sets, settings)[0].text == top[0].text  # none fits: the top beam
+
+
+def test_candidates_are_checked_against_the_beams() -> None:
+    with pytest.raises(DpcError, match="candidates"):
+        DecodeSettings(num_beams=2, candidates=3)
+    with pytest.raises(DpcError, match="no_repeat_ngram_size"):
+        DecodeSettings(no_repeat_ngram_size=-1)
