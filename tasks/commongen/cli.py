@@ -54,7 +54,9 @@ def add_commongen_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("src", help="src_alpha.txt, cs_str.txt or .jsonl (concept_set) file")
     g.add_argument("--out", required=True, help="JSON lines results file (a rerun resumes)")
     g.add_argument("--mode", choices=("plain", "conjunctive", "dpc"), default="dpc")
-    g.add_argument("--model", required=True, help="generator folder (dpc commongen train)")
+    g.add_argument("--model", default=None,
+                   help="generator folder (dpc commongen train; default: the bundled one, "
+                   "SmolLM2-135M + a CommonGen LoRA)")
     g.add_argument("--num-beams", type=int, default=None, help="beams (default: 5)")
     g.add_argument("--max-new-tokens", type=int, default=None, help="default: 32")
     g.add_argument("--no-repeat-ngram-size", type=int, default=None,
@@ -117,7 +119,9 @@ def generate_command(args: argparse.Namespace) -> int:
         if args.limit is not None:
             check_int("--limit", args.limit, 1, error=TaskError, quote=False)
         sets = distinct(read_concept_sets(args.src))[:args.limit]
-        model = Path(args.model)
+        from tasks.commongen.generator import BUNDLED_SENTENCE_LM
+
+        model = Path(args.model) if args.model is not None else BUNDLED_SENTENCE_LM
         if not model.is_dir():
             raise TaskError(f"--model {args.model!r} is not a folder (make one with `dpc "
                             "commongen train`)")

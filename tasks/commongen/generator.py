@@ -34,12 +34,15 @@ from tasks.errors import TaskError
 from train.lora import LoraFiles, LoraOptions, check_run, merged_lora_folder, train_lora
 from train.models import LoadedModel, load_model
 
-__all__ = ["CONFIG_FILE", "CommonGenTrainOptions", "FORMAT", "examples", "load_commongen_lm",
+__all__ = ["BUNDLED_SENTENCE_LM", "CONFIG_FILE", "CommonGenTrainOptions", "FORMAT", "examples", "load_commongen_lm",
            "prompt", "train_commongen_lm"]
 
 #: The folder file that marks a CommonGen generator and says how it was made.
 CONFIG_FILE = "commongen_generator.json"
 RUN_FILE = "commongen_run.json"
+#: The bundled generator: SmolLM2-135M + the LoRA adapter ``dpc commongen train`` made with its
+#: defaults (benchmarks/commongen/RESULTS.md has its dev loss, wall time and scores).
+BUNDLED_SENTENCE_LM = Path(__file__).resolve().parent / "sentence_lm"
 FORMAT = "dpc-commongen-lm-1"
 
 

@@ -56,3 +56,14 @@ def test_bad_input_is_one_line(commongen_model: Path, split: dict[str, Path], tm
         assert cli.main(["commongen", *argv]) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and word in err[0], (argv, err)
+
+
+def test_the_bundled_generator_is_the_default(split: dict[str, Path], tmp_path: Path) -> None:
+    # no --model: SmolLM2-135M + the bundled CommonGen adapter writes a sentence with each concept
+    out = tmp_path / "bundled.jsonl"
+    assert cli.main(["commongen", "generate", str(split["cs_str"]), "--out", str(out),
+                     "--limit", "1", "--num-beams", "3", "--device", "cpu"]) == 0
+    _, rows = read_results(out)
+    assert rows[0]["concepts"] == ["dog", "frisbee", "catch"] and rows[0]["satisfied"]
+    words = rows[0]["text"].lower().replace(".", " ").split()
+    assert {"dog", "dogs"} & set(words) and {"frisbee", "frisbees"} & set(words)
