@@ -10,8 +10,9 @@ float32 on load, so CPU inference is unchanged. Shared encoder-decoder weights s
 Examples
 --------
 >>> import tempfile
->>> from train.generator import GeneratorConfig, build_generator
+>>> from train.generator import build_generator
 >>> from train.models import minilm_tokenizer_path
+>>> from train.options import GeneratorConfig
 >>> from train.tokenizer import load_tokenizer
 >>> folder = tempfile.mkdtemp()
 >>> build_generator(GeneratorConfig(vocab_size=30522, d_model=16, d_ff=32, num_layers=1,

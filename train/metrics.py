@@ -127,7 +127,8 @@ def sequence_log_probs(
     A causal LM (no encoder) scores the target as the continuation of its source: see
     :func:`causal_log_probs`, which ``end_id`` is passed to.
 
-    >>> from train.generator import GeneratorConfig, build_generator
+    >>> from train.generator import build_generator
+    >>> from train.options import GeneratorConfig
     >>> from train.tokenizer import train_tokenizer
     >>> import tempfile
     >>> tok = train_tokenizer(["a b c d e f"] * 20, tempfile.mkdtemp(), vocab_size=12)

@@ -15,17 +15,39 @@ train.errors.TrainError: `batch_size` (=0) must be an integer >= 1
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from dpc_errors import check_choice, check_float, check_int
 from train.data import VARIANTS
 from train.errors import TrainError
 
-if TYPE_CHECKING:
-    from train.generator import GeneratorConfig
+__all__ = ["CausalBertOptions", "GeneratorConfig", "TrainOptions", "options_from_dict"]
 
-__all__ = ["CausalBertOptions", "TrainOptions", "options_from_dict"]
+
+@dataclass(frozen=True)
+class GeneratorConfig:
+    """Size of the T5 generator (pad 0, eos 1, decoder start = pad, as in T5)."""
+
+    vocab_size: int
+    d_model: int = 256
+    d_ff: int = 1024
+    num_layers: int = 4
+    num_decoder_layers: int | None = None
+    num_heads: int = 4
+    dropout: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "d_ff", "num_layers", "num_heads"):
+            check_int(name, getattr(self, name), 1, error=TrainError)
+        if self.d_model % self.num_heads:
+            raise TrainError(
+                f"`d_model` (={self.d_model}) must be divisible by `num_heads` (={self.num_heads})"
+            )
+        check_float("dropout", self.dropout, 0, 1, open_max=True, error=TrainError)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -84,8 +106,6 @@ class TrainOptions:
                 )
 
     def model_config(self, vocab_size: int) -> GeneratorConfig:
-        from train.generator import GeneratorConfig  # torch: only when a model is built
-
         return GeneratorConfig(vocab_size, self.d_model, self.d_ff, self.num_layers,
                                None, self.num_heads, self.dropout)
 

@@ -44,7 +44,6 @@ from train.checkpoint import CheckpointError, check_safetensors, legacy_checkpoi
 from train.data import Example, bucket_batches, load_examples
 from train.errors import TrainError
 from train.generator import (
-    GeneratorConfig,
     build_generator,
     build_warm_started,
     count_parameters,
@@ -54,7 +53,7 @@ from train.generator import (
 from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 from train.metrics import DevMetrics, collate, evaluate
 from train.models import generator_config, load_generator
-from train.options import TrainOptions, options_from_dict
+from train.options import GeneratorConfig, TrainOptions, options_from_dict
 from train.shared_weights import is_shared, load_weights, save_weights
 from train.tokenizer import end_token_id, load_tokenizer, target_ids
 

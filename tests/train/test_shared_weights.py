@@ -5,8 +5,9 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from train.errors import ModelFolderError
-from train.generator import GeneratorConfig, build_generator, build_warm_started, count_parameters
+from train.generator import build_generator, build_warm_started, count_parameters
 from train.models import load_generator
+from train.options import GeneratorConfig
 from train.shared_weights import SHARED_FLAG, load_shared, save_shared, share_encoder_decoder
 
 

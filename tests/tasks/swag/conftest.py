@@ -16,7 +16,8 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory):
     a bias towards EOS so that most samples end within a few tokens)."""
     import torch
 
-    from train.generator import GeneratorConfig, build_generator
+    from train.generator import build_generator
+    from train.options import GeneratorConfig
     from train.tokenizer import train_tokenizer
 
     folder = tmp_path_factory.mktemp("tok")
