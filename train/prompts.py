@@ -116,7 +116,7 @@ CAUSAL = InputFormat(
 
 
 #: Formats a model's config may name as ``dpc_input_format`` (set by the loader of a model
-#: fine-tuned on one, :func:`train.cause_effect_lm.load_cause_effect_lm`).
+#: fine-tuned on one, :func:`train.models.load_cause_effect_lm`).
 NAMED_FORMATS: dict[str, InputFormat] = {"seq2seq": SEQ2SEQ, "causal": CAUSAL,
                                          "causal-zero-shot": CAUSAL_ZERO_SHOT}
 

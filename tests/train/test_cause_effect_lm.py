@@ -15,12 +15,12 @@ from train.cause_effect_lm import (
     cause_effect_examples,
     clause,
     is_cause_effect_lm,
-    load_cause_effect_lm,
     proper_nouns,
     split_pairs,
     train_cause_effect_lm,
 )
 from train.errors import TrainConfigError
+from train.models import load_cause_effect_lm
 from train.prompts import CAUSAL, CAUSAL_ZERO_SHOT, input_format_for
 
 PAIRS = [("It rained all night.", "The ground was wet."), ("Tom lost his keys.", "He was locked out."),

