@@ -15,11 +15,12 @@ The build has two stages:
    marginals of the edge counts are kept for causal strength. Edges seen fewer than
    ``min_count`` times are then pruned (the paper removes frequencies <= 5: ``min_count=6``);
    lemmas left without an edge are dropped. Counting streams the lemma files into integer
-   arrays (:func:`count_lemma_pairs`), so memory grows with the number of distinct edges, not
-   of pairs.
+   arrays (:func:`cause_effect_graph.counts.count_lemma_pairs`), so memory grows with the
+   number of distinct edges, not of pairs.
 
 Examples
 --------
+>>> from cause_effect_graph.counts import count_lemma_pairs
 >>> counts = count_lemma_pairs([(["rain"], ["wet", "cold"]), (["rain", "wind"], ["wet"])])
 >>> counts.pairs, counts.total
 (2, 4)
@@ -41,7 +42,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import networkx as nx
 import numpy as np
@@ -51,32 +52,27 @@ from causal_mining.release import MODES
 from causal_mining.shards import bank_files, read_pairs
 from causal_mining.spark_runner import spark_python_env
 from cause_effect_graph import lemmas as lemma_module
+from cause_effect_graph.counts import EdgeCounts, count_lemma_pairs, merge_counts
 from cause_effect_graph.errors import GraphError
+from cause_effect_graph.everyday import EverydaySource, describe_sources, everyday_parts
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from cause_effect_graph.store import digraph_from_arrays
 from dpc_errors import check_choice, check_int
 from dpc_files import atomic_open, claim_output_folder, read_json, write_json
 
-if TYPE_CHECKING:
-    from cause_effect_graph.everyday import EverydaySource
-
 __all__ = [
     "BuildOptions",
     "BuildReport",
-    "EdgeCounts",
     "bank_units",
     "build_graph",
     "count_lemma_files",
-    "count_lemma_pairs",
     "counts_to_graph",
     "lemmatise_bank",
     "lemmatise_unit",
-    "merge_counts",
     "prune",
 ]
 
 Engine = Literal["local", "spark"]
-_SHIFT = np.int64(1 << 32)
 
 
 @dataclass(frozen=True)
@@ -317,132 +313,6 @@ def lemmatise_bank(options: BuildOptions) -> tuple[int, bool]:
 # ---------------------------------------------------------------- stage 2: count
 
 
-@dataclass
-class EdgeCounts:
-    """Counts of a bank: lemma vocabulary, node frequencies, distinct edges with their counts.
-
-    ``cause_freq[i]``/``effect_freq[i]``: pairs whose cause/effect holds lemma ``i``;
-    ``src``/``dst``/``weight``: one row per distinct edge; ``pairs``: pairs read; ``total``: sum
-    of all edge counts (CausalNet's N).
-    """
-
-    vocab: list[str]
-    cause_freq: np.ndarray
-    effect_freq: np.ndarray
-    src: np.ndarray
-    dst: np.ndarray
-    weight: np.ndarray
-    pairs: int
-
-    @property
-    def total(self) -> int:
-        return int(self.weight.sum())
-
-
-class _Counter:
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.cause: list[int] = []
-        self.effect: list[int] = []
-        self.pending: list[int] = []
-        self.keys = np.zeros(0, np.int64)
-        self.counts = np.zeros(0, np.int64)
-        self.pairs = 0
-
-    def _id(self, lemma: str) -> int:
-        i = self.ids.get(lemma)
-        if i is None:
-            i = self.ids[lemma] = len(self.ids)
-            self.cause.append(0)
-            self.effect.append(0)
-        return i
-
-    def add(self, cause: Iterable[str], effect: Iterable[str]) -> None:
-        self.pairs += 1
-        cids = [self._id(x) for x in dict.fromkeys(cause)]
-        eids = [self._id(x) for x in dict.fromkeys(effect)]
-        for c in cids:
-            self.cause[c] += 1
-        for e in eids:
-            self.effect[e] += 1
-        self.pending += [(c << 32) | e for c in cids for e in eids]
-        if len(self.pending) > 2_000_000:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        keys = np.concatenate([self.keys, np.asarray(self.pending, np.int64)])
-        counts = np.concatenate([self.counts, np.ones(len(self.pending), np.int64)])
-        self.keys, inverse = np.unique(keys, return_inverse=True)
-        self.counts = np.bincount(inverse, weights=counts).astype(np.int64)
-        self.pending = []
-
-    def result(self) -> EdgeCounts:
-        self.flush()
-        return EdgeCounts(
-            vocab=list(self.ids),
-            cause_freq=np.asarray(self.cause, np.int64),
-            effect_freq=np.asarray(self.effect, np.int64),
-            src=(self.keys >> 32).astype(np.int64),
-            dst=(self.keys & (_SHIFT - 1)).astype(np.int64),
-            weight=self.counts,
-            pairs=self.pairs,
-        )
-
-
-def count_lemma_pairs(pairs: Iterable[tuple[Sequence[str], Sequence[str]]]) -> EdgeCounts:
-    """Count the edges of ``(cause lemmas, effect lemmas)`` pairs (each lemma once per side).
-
-    >>> c = count_lemma_pairs([(["rain", "rain"], ["wet"])])
-    >>> c.vocab, c.weight.tolist(), c.cause_freq.tolist()
-    (['rain', 'wet'], [1], [1, 0])
-    """
-    counter = _Counter()
-    for cause, effect in pairs:
-        counter.add(cause, effect)
-    return counter.result()
-
-
-def merge_counts(parts: Sequence[tuple[EdgeCounts, int]]) -> EdgeCounts:
-    """One :class:`EdgeCounts` of several, each counted ``weight`` times.
-
-    A part of weight ``w`` counts as if each of its pairs had been seen ``w`` times: its edge
-    counts and node frequencies are multiplied by ``w`` (so causal strength stays a function of
-    one set of counts). ``pairs`` is the number of pairs actually read (not weighted). The
-    vocabulary keeps the order of first appearance.
-
-    >>> a = count_lemma_pairs([(["rain"], ["wet"])])
-    >>> b = count_lemma_pairs([(["rain"], ["wet", "flood"])])
-    >>> m = merge_counts([(a, 1), (b, 3)])
-    >>> m.vocab, sorted(zip(m.src.tolist(), m.dst.tolist(), m.weight.tolist()))
-    (['rain', 'wet', 'flood'], [(0, 1, 4), (0, 2, 3)])
-    >>> m.cause_freq.tolist(), m.pairs, m.total
-    ([4, 0, 0], 2, 7)
-    """
-    ids: dict[str, int] = {}
-    for counts, weight in parts:
-        check_int("a count weight", weight, 1, error=GraphError, quote=False)
-        for lemma in counts.vocab:
-            ids.setdefault(lemma, len(ids))
-    cause = np.zeros(len(ids), np.int64)
-    effect = np.zeros(len(ids), np.int64)
-    keys, weights = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    for counts, weight in parts:
-        where = np.asarray([ids[lemma] for lemma in counts.vocab], np.int64)
-        if len(where):
-            np.add.at(cause, where, counts.cause_freq * weight)
-            np.add.at(effect, where, counts.effect_freq * weight)
-            keys.append((where[counts.src] << 32) | where[counts.dst])
-            weights.append(counts.weight * weight)
-    unique, inverse = np.unique(np.concatenate(keys), return_inverse=True)
-    summed = np.bincount(inverse, weights=np.concatenate(weights)).astype(np.int64)
-    return EdgeCounts(vocab=list(ids), cause_freq=cause, effect_freq=effect,
-                      src=(unique >> 32).astype(np.int64),
-                      dst=(unique & (_SHIFT - 1)).astype(np.int64),
-                      weight=summed, pairs=sum(counts.pairs for counts, _ in parts))
-
-
 def _lemma_file_pairs(files: Iterable[Path]) -> Iterator[tuple[list[str], list[str]]]:
     for path in files:
         with open(path, encoding="utf-8") as handle:
@@ -564,8 +434,6 @@ def build_graph(options: BuildOptions) -> tuple[nx.DiGraph, BuildReport]:
     counts = count_lemma_files(options.work)
     described = None
     if options.everyday:
-        from cause_effect_graph.everyday import describe_sources, everyday_parts
-
         parts = everyday_parts(options.everyday, cache=Path(options.work) / "everyday",
                                model=options.model, batch_size=options.batch_size)
         counts = merge_counts([(counts, 1), *parts])

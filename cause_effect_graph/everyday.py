@@ -17,8 +17,8 @@ pairs:
 
 Each pair is lemmatised exactly as a mined pair is (:class:`~cause_effect_graph.lemmas.Lemmatizer`,
 the build's model and content-word rules), and every (cause lemma, effect lemma) combination
-counts once (:func:`~cause_effect_graph.build.count_lemma_pairs`). A source of weight ``w``
-counts each of its pairs ``w`` times (:func:`~cause_effect_graph.build.merge_counts`): its
+counts once (:func:`~cause_effect_graph.counts.count_lemma_pairs`). A source of weight ``w``
+counts each of its pairs ``w`` times (:func:`~cause_effect_graph.counts.merge_counts`): its
 edge counts, node frequencies, node weights and the graph's total grow together, so causal
 strength and PMI stay functions of one set of counts.
 
@@ -65,8 +65,10 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
+from causal_mining import everyday as everyday_files
+from causal_mining.errors import BankFormatError
 from cause_effect_graph import lemmas as lemma_module
-from cause_effect_graph.build import EdgeCounts, count_lemma_pairs, merge_counts
+from cause_effect_graph.counts import EdgeCounts, count_lemma_pairs, merge_counts
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import SPACY_MODEL, Lemmatizer
 from dpc_errors import check_int
@@ -128,11 +130,8 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
     ...
     cause_effect_graph.errors.GraphError: ...e.jsonl:1: not an e-CARE row (... it has cause)
     """
-    from causal_mining.errors import BankFormatError
-    from causal_mining.everyday import read_ecare as read_pairs
-
     try:
-        yield from read_pairs(path)
+        yield from everyday_files.read_ecare(path)
     except BankFormatError as err:
         raise GraphError(str(err)) from None
 
@@ -156,11 +155,8 @@ def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
     ...
     cause_effect_graph.errors.GraphError: ...c.txt:1: not a ConceptNet cause line ...
     """
-    from causal_mining.errors import BankFormatError
-    from causal_mining.everyday import read_conceptnet as read_edges
-
     try:
-        yield from read_edges(path)
+        yield from everyday_files.read_conceptnet(path)
     except BankFormatError as err:
         raise GraphError(str(err)) from None
 
@@ -330,7 +326,7 @@ def everyday_parts(sources: Sequence[EverydaySource], lemmatizer: TextLemmatizer
                    cache: str | Path | None = None, model: str = SPACY_MODEL,
                    batch_size: int = 1000) -> list[tuple[EdgeCounts, int]]:
     """``(counts, weight)`` of every source, unweighted counts (for
-    :func:`~cause_effect_graph.build.merge_counts`)."""
+    :func:`~cause_effect_graph.counts.merge_counts`)."""
     return [(count_lemma_pairs(lemma_pairs(s, lemmatizer, cache, model, batch_size)), s.weight)
             for s in sources]
 

@@ -55,8 +55,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from cause_effect_graph.errors import GraphError, GraphFormatError, GraphVersionError
-from cause_effect_graph.lemmas import CONTENT_POS, Lemmatizer, keep_lemma
+from cause_effect_graph.everyday import read_conceptnet, read_ecare
+from cause_effect_graph.lemmas import CONTENT_POS, Lemmatizer, default_lemmatizer, keep_lemma
 from dpc_errors import check_float, check_int
+from dpc_files import atomic_open
 
 __all__ = ["DEFAULT_PARTS_OF_SPEECH", "FORMAT", "PartsOfSpeech", "build_parts_of_speech",
            "count_parts_of_speech", "default_parts_of_speech", "gutenberg_sample",
@@ -159,8 +161,6 @@ class PartsOfSpeech:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the profile to ``path`` (the format of the module docstring), atomically;
         the same profile always gives the same bytes."""
-        from dpc_files import atomic_open
-
         lines = [FORMAT]
         for lemma in sorted(self.counts):
             ranked = sorted(self.counts[lemma].items(), key=lambda kv: (-kv[1], kv[0]))
@@ -282,8 +282,6 @@ def count_parts_of_speech(texts: Iterable[str], lemmatizer: Lemmatizer | None = 
     >>> profile.counts["purse"], profile.counts["lip"], "she" in profile
     ({'VERB': 1, 'NOUN': 1}, {'NOUN': 1}, False)
     """
-    from cause_effect_graph.lemmas import default_lemmatizer
-
     lemmatizer = lemmatizer or default_lemmatizer()
     if progress:
         from tqdm.auto import tqdm
@@ -392,8 +390,6 @@ def profile_texts(data: str | os.PathLike[str], gutenberg_lines: int = 200_000,
     GraphError
         Naming a missing input or a bad line, before any text is given.
     """
-    from cause_effect_graph.everyday import read_conceptnet, read_ecare
-
     gutenberg, ecare, conceptnet = _source_files(Path(data))
     everyday: dict[str, None] = {}
     for read, path in ((read_ecare, ecare), (read_conceptnet, conceptnet)):

@@ -12,10 +12,10 @@ from cause_effect_graph.build import (
     _top_k_mask,
     bank_units,
     build_graph,
-    count_lemma_pairs,
     counts_to_graph,
     prune,
 )
+from cause_effect_graph.counts import count_lemma_pairs
 from cause_effect_graph.errors import GraphError
 
 

@@ -12,11 +12,10 @@ from cause_effect_graph import everyday
 from cause_effect_graph.build import (
     BuildOptions,
     build_graph,
-    count_lemma_pairs,
     counts_to_graph,
-    merge_counts,
 )
 from cause_effect_graph.cli import add_graph_parser
+from cause_effect_graph.counts import count_lemma_pairs, merge_counts
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.everyday import (
     EverydaySource,
