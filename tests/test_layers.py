@@ -104,3 +104,161 @@ def test_the_check_catches_an_upward_import(tmp_path: Path) -> None:
     source = "def f():\n    return importlib.import_module('tasks.copa.graph')\n"
     assert [top for _, top in project_imports(source)] == ["tasks"]
     assert "tasks" not in ALLOWED["cause_effect_graph"]
+
+
+# ---------------------------------------------------------------------------------------------
+# No import circles: within a package, the modules import one another one way.
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of the module in ``path`` (a package's ``__init__.py`` is the package)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(name: str, modules: frozenset[str]) -> str | None:
+    """The project module ``name`` denotes (``a.b.c`` may be the name ``c`` of module ``a.b``)."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imported_modules(source: str, module: str, is_package: bool,
+                     modules: frozenset[str]) -> set[str]:
+    """The project modules ``source`` (the module ``module``) imports, wherever the import stands:
+    module level, inside a function, under ``TYPE_CHECKING``, or a module name in a string.
+
+    >>> mods = frozenset({"p", "p.a", "p.b", "p.c"})
+    >>> sorted(imported_modules("from p import b\\ndef f():\\n    from .c import x", "p.a", False, mods))
+    ['p.b', 'p.c']
+    >>> sorted(imported_modules("M = {'x': 'p.b'}\\nfrom p import name", "p.a", False, mods))
+    ['p', 'p.b']
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Constant) and "." in str(node.value) and node.value in modules:
+            names = [node.value]  # a module named by string (importlib); "x.zip" is not one
+        for name in names:
+            target = _resolve(name, modules)
+            if target is not None and target != module:
+                found.add(target)
+    return found
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same package it imports."""
+    paths = _sources(package)
+    modules = frozenset(module_name(p) for p in paths)
+    return {module_name(p): imported_modules(p.read_text(encoding="utf-8"), module_name(p),
+                                             p.name == "__init__.py", modules)
+            for p in paths}
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (``[a, b, ..., a]``) through each group of modules that import one another.
+
+    >>> find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    [['a', 'b', 'c', 'a']]
+    >>> find_cycles({"a": {"b"}, "b": set()})
+    []
+    """
+    # Tarjan's strongly connected components, then a path round each component of two or more.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    cycles = []
+    for component in sorted(components):
+        members = set(component)
+        start = component[0]
+        # breadth-first from start back to start, within the component: a shortest cycle
+        paths = {nxt: [start, nxt] for nxt in sorted(graph[start]) if nxt in members}
+        queue = list(paths)
+        while start not in paths:
+            node = queue.pop(0)
+            for nxt in sorted(graph[node]):
+                if nxt in members and nxt not in paths:
+                    paths[nxt] = [*paths[node], nxt]
+                    queue.append(nxt)
+        cycles.append(paths[start])
+    return cycles
+
+
+def _circle(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules that ``start`` reaches and that reach ``start``: its whole circle."""
+    def reach(edges: dict[str, set[str]]) -> set[str]:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+    reverse: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            reverse.setdefault(target, set()).add(module)
+    return reach(graph) & reach(reverse)
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_import_circle(package: str) -> None:
+    graph = import_graph(package)
+    cycles = find_cycles(graph)
+    assert not cycles, "import circles:\n" + "\n".join(
+        " -> ".join(cycle) + "\n    (modules in this circle: "
+        + ", ".join(sorted(_circle(graph, cycle[0]))) + ")" for cycle in cycles)
+
+
+def test_the_cycle_check_catches_a_planted_circle(tmp_path: Path, monkeypatch) -> None:
+    # Two modules of a made-up package that import each other, one inside a function and one
+    # under TYPE_CHECKING: the check must see the circle, or it could never fail.
+    package = tmp_path / "planted"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from planted.b import g\n    return g\n")
+    (package / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                  "    from planted import a\n")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    monkeypatch.setattr(f"{__name__}.PACKAGES", PACKAGES | {"planted"})
+    assert find_cycles(import_graph("planted")) == [["planted.a", "planted.b", "planted.a"]]
