@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import dpc_decode
+from cause_effect_graph.lemmas import default_lemmatizer
 from dpc_errors import DpcError, check_choice, check_int
 from guided_generation.options import RANKS as _RANKS
 from guided_generation.options import RERANKS as _RERANKS
+from guided_generation.options import GuidedOptions
 
 if TYPE_CHECKING:
-    from guided_generation.options import GuidedOptions
     from guided_generation.pipeline import GuidedGenerator
     from train.models import LoadedModel
 
@@ -242,8 +244,6 @@ class GenerateRequest:
 
     def options(self) -> GuidedOptions:
         """The pipeline's options: the set values over the defaults."""
-        from guided_generation.options import GuidedOptions
-
         values = {name: getattr(self, name) for name in ("n", "m", "k", "rank", "rerank",
                                                          "max_new_tokens")
                   if getattr(self, name) is not None}
@@ -513,8 +513,6 @@ class Service:
         if generator.lemmatizer is not None:
             found = generator.lemmatizer(text)
         else:
-            from cause_effect_graph.lemmas import default_lemmatizer
-
             found = default_lemmatizer()(text)
         return [lemma for lemma in dict.fromkeys(found) if lemma in generator.graph]
 
@@ -538,24 +536,22 @@ class Service:
                   reserved: bool = False) -> dict[str, Any]:
         """The best constrained output (with its matches per set) next to the best
         unconstrained one of the same beam size."""
-        from dpc_decode.constraints import TokenizeOptions
-        from dpc_decode.generation import generate
-        from dpc_decode.options import BeamSearchOptions
-
         with self.slot(cancel, reserved):  # first: a reserved place is given back whatever
-            options = BeamSearchOptions(num_beams=request.num_beams, num_return_sequences=1,
-                                        max_new_tokens=request.max_new_tokens)
+            options = dpc_decode.BeamSearchOptions(num_beams=request.num_beams,
+                                                   num_return_sequences=1,
+                                                   max_new_tokens=request.max_new_tokens)
             model, tokenizer = self.model(request.model)
             text, notes = fit_input(model, tokenizer, request.input, request.max_new_tokens)
             started = time.perf_counter()
             try:
                 sets = [request.sets] if request.sets else None  # one input's sets
                 constrained = self._worker.submit(
-                    generate, model, tokenizer, [text], sets,
+                    dpc_decode.generate, model, tokenizer, [text], sets,
                     banned=request.banned or None, options=options,
-                    tokenize=TokenizeOptions(whole_word=request.whole_word)).result()[0][0]
+                    tokenize=dpc_decode.TokenizeOptions(whole_word=request.whole_word),
+                ).result()[0][0]
                 middle = time.perf_counter()
-                plain = self._worker.submit(generate, model, tokenizer, [text], None,
+                plain = self._worker.submit(dpc_decode.generate, model, tokenizer, [text], None,
                                             options=options).result()[0][0]
             except CancelledError:
                 raise

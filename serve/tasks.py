@@ -22,10 +22,10 @@ import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from serve.service import Service
+from serve.render import error_html
+from serve.service import ServeError, Service, check_text
 
 __all__ = ["TASK_TABS", "TaskTab", "available_tabs", "items_html"]
 
@@ -52,9 +52,6 @@ class TaskTab:
 
     def run(self, text: str) -> str:
         """The tab's answer for ``text`` as HTML (an error message for bad input)."""
-        from serve.render import error_html
-        from serve.service import ServeError, check_text
-
         function = self.function()
         if function is None:
             return error_html(f"{self.title}: the task is not installed")

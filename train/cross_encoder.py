@@ -53,6 +53,7 @@ from dpc_files import write_json
 from train.checkpoint import CheckpointError, check_safetensors, load_state
 from train.errors import ModelFolderError, TrainDataError
 from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
+from train.models import minilm_tokenizer_path
 
 __all__ = [
     "CONFIG_FILE",
@@ -141,8 +142,6 @@ class CrossEncoderOptions:
 
 def _encoder_folder(encoder: str | Path | None) -> Path:
     if encoder is None:
-        from train.models import minilm_tokenizer_path
-
         return minilm_tokenizer_path()
     folder = Path(encoder)
     if not (folder / "config.json").is_file():

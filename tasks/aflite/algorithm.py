@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpc_device import resolve_device
 from tasks.errors import TaskError
 
 if TYPE_CHECKING:
@@ -239,8 +240,6 @@ def ensemble_scores(X: np.ndarray, y: np.ndarray, subsets: np.ndarray, *, classe
     """
     import torch
 
-    from dpc_device import resolve_device
-
     where = resolve_device(device)
     torch_dtype = getattr(torch, dtype)
     n, m = subsets.shape
@@ -413,8 +412,6 @@ def aflite(X: Any, y: Any, *, n: int = 64, m: int | None = None, k: int | None =
     AfliteResult
         ``kept`` (ascending indices into ``X``) and one :class:`PhaseLog` per phase.
     """
-    from dpc_device import resolve_device
-
     where = resolve_device(device)
 
     def scores(Xp: np.ndarray, yp: np.ndarray, subsets: np.ndarray, *, classes: int,

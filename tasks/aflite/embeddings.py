@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpc_device import autocast, resolve_training
 from dpc_files import atomic_open, write_json
 from tasks.aflite.formats import Instances
 from tasks.errors import TaskError
@@ -223,8 +224,6 @@ def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str 
     the other instances; everything cached under ``cache/<key>/`` (module notes). On ``device``
     (``None``: the CPU) under autocast in ``dtype`` (:func:`dpc_device.resolve_dtype` for
     training), both checked first."""
-    from dpc_device import autocast, resolve_training
-
     on, precision = resolve_training(device, dtype)
     if options.chunk < 1:
         raise TaskError(f"`chunk` (={options.chunk!r}) must be a positive number of instances")

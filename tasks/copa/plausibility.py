@@ -37,6 +37,8 @@ from typing import Any
 from dpc_decode.rerank import word_ngrams
 from dpc_errors import DpcError
 from tasks.copa.dataset import CopaItem, as_clause
+from train.cross_encoder import load_encoder, mean_pool
+from train.models import minilm_tokenizer_path
 
 __all__ = ["PlausibilityScores", "SentenceEncoder", "copa_by_generation", "decide",
            "template_share"]
@@ -54,11 +56,7 @@ class SentenceEncoder:
     def __init__(self, path: str | Path | None = None, batch_size: int = 64) -> None:
         import torch
 
-        from train.cross_encoder import load_encoder, mean_pool
-
         if path is None:
-            from train.models import minilm_tokenizer_path
-
             path = minilm_tokenizer_path()
         folder = Path(path)
         if not (folder / "config.json").is_file():

@@ -33,6 +33,7 @@ import numpy as np
 from dpc_files import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
+from train.cross_encoder import CrossEncoder, train_pair_classifier
 
 if TYPE_CHECKING:
     import torch
@@ -119,8 +120,6 @@ class InliClassifier:
         """The classifier saved in ``folder`` (``None``: the bundled one, if installed), on
         ``device`` with its weights in ``dtype`` (:func:`dpc_device.place`; ``None``: the CPU,
         float32)."""
-        from train.cross_encoder import CrossEncoder
-
         if folder is None:
             if not (MODEL_DIR / CLASSIFIER_FILE).is_file():
                 raise TaskError("no INLI classifier is bundled with this install; train one with "
@@ -158,8 +157,6 @@ def train_classifier(rows: Sequence[InliRow], out: str | Path, options: Any, *,
     with ``split_seed``) and save it in ``out`` (resumable: a rerun with the same ``out``
     continues). It trains on ``device`` (``None``: the CPU) with the forward passes under
     autocast in ``dtype`` (:func:`train.cross_encoder.train_pair_classifier`)."""
-    from train.cross_encoder import train_pair_classifier
-
     train_rows, dev_rows = split_by_premise(rows, dev_fraction, split_seed)
     a, b, y = examples(train_rows, hypothesis_only=hypothesis_only)
     da, db, dy = examples(dev_rows, hypothesis_only=hypothesis_only)

@@ -60,12 +60,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpc_device import add_device_arguments, check_arguments
+import dpc_decode
+from dpc_device import add_device_arguments, check_arguments, place, resolve_training
 from dpc_errors import DpcError
-from dpc_files import write_json
-from tasks.datasets import INLI_LABELS, InliRow
+from dpc_files import (
+    atomic_open,
+    check_output_file,
+    check_output_folder,
+    claim_output_folder,
+    write_json,
+)
+from tasks.datasets import INLI_LABELS, InliRow, read_inli
 from tasks.errors import TaskError
-from train.lora import LoraOptions
+from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lora
 
 if TYPE_CHECKING:
     import torch
@@ -277,9 +284,6 @@ class VariantGenerator:
              dtype: str | torch.dtype | None = None) -> VariantGenerator:
         """The generator :func:`train_generator` saved in ``folder``, on ``device`` with its
         weights in ``dtype`` (:func:`dpc_device.place`; ``None``: the CPU, float32)."""
-        from dpc_device import place
-        from train.lora import load_merged
-
         folder = Path(folder)
         try:
             config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
@@ -317,9 +321,6 @@ class VariantGenerator:
         sentence, 98.4% of train's; the generator otherwise tends to add a second, or to repeat
         the first), so the kept people and nouns are in that sentence: the engine forbids the
         end until every set is met."""
-        from dpc_decode import TokenizeOptions
-        from dpc_decode import generate as dpc_generate
-
         if not len(premises) == len(implied) == len(labels):
             raise TaskError("premises, implied entailments and labels differ in number")
         if rerank not in RERANKS:
@@ -331,9 +332,9 @@ class VariantGenerator:
                    else []) for h, lab in zip(implied, labels)]
         # one list of sets per input; a row with none is an empty list, a call with none at
         # all passes None (the engine would read [[], ...] as shared empty sets)
-        outs = dpc_generate(
+        outs = dpc_decode.generate(
             self.model, self.tokenizer, prompts, sets if any(sets) else None,
-            banned=bans if any(bans) else None, tokenize=TokenizeOptions(whole_word=True),
+            banned=bans if any(bans) else None, tokenize=dpc_decode.TokenizeOptions(whole_word=True),
             num_beams=num_beams, num_return_sequences=num_beams if rerank == "label" else 1,
             max_new_tokens=max_new_tokens,
             eos_token_id=self.eos + (self.sentence_end if one_sentence else []),
@@ -459,9 +460,6 @@ def train_generator(rows: Sequence[InliRow], out: str | Path, options: Generator
     steps, safetensors). Returns a summary (steps, minutes, mean loss of the last steps).
     It trains on ``device`` (``None``: the CPU) under autocast in ``dtype``
     (:func:`dpc_device.resolve_dtype` for training), both checked before ``out`` is written."""
-    from dpc_device import resolve_training
-    from train.lora import LoraFiles, check_run, train_lora
-
     where, _ = resolve_training(device, dtype)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -533,9 +531,6 @@ def _fail(err: Exception) -> int:
 
 def variants_command(args: argparse.Namespace) -> int:
     """Generate variants for one premise (printed) or a file (JSON lines), or train."""
-    from dpc_files import atomic_open, check_output_file, check_output_folder, claim_output_folder
-    from tasks.datasets import read_inli
-
     try:
         # the mode decides the dtype's meaning; checked before anything is read
         device = check_arguments(args, training=bool(args.train))

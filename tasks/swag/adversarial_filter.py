@@ -39,8 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpc_device import resolve_training
 from dpc_errors import check_float, check_int
 from dpc_files import read_json, write_json
+from tasks.datasets import MultipleChoiceItem
 from tasks.errors import TaskError
 from tasks.swag.committee import CHEAP_MODELS, MODELS, Committee, EndingTable, pos_tags
 from tasks.swag.oversample import PoolEntry, read_pool
@@ -164,8 +166,6 @@ def adversarial_filter(folder: str | Path, options: FilterOptions = FilterOption
     checked before the pool is read."""
     from tqdm import tqdm
 
-    from dpc_device import resolve_training
-
     where, precision = resolve_training(device, dtype)
     folder = Path(folder)
     data, empty = _load(folder)
@@ -276,8 +276,6 @@ def filtered_items(folder: str | Path, *, seed: int = 0) -> list[Any]:
     and chosen negatives in a seeded random order, ``label`` the gold's place, ``ind`` the source
     item's. Needs ``DIR/af_state.json`` (:func:`adversarial_filter`)."""
     import zlib
-
-    from tasks.datasets import MultipleChoiceItem
 
     folder = Path(folder)
     state_path = folder / STATE

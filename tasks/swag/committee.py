@@ -41,6 +41,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cause_effect_graph.lemmas import SPACY_MODEL
+from dpc_device import autocast, resolve_training
+from tasks.errors import TaskError
+
 if TYPE_CHECKING:
     import torch
 
@@ -63,8 +67,6 @@ def pos_tags(texts: Sequence[str], batch_size: int = 512) -> list[list[tuple[str
     """``(lower-case word, POS)`` of every token of every text, by spaCy's small English model
     (:data:`cause_effect_graph.lemmas.SPACY_MODEL`; parser, lemmatiser and NER off)."""
     import spacy
-
-    from cause_effect_graph.lemmas import SPACY_MODEL
 
     nlp = spacy.load(SPACY_MODEL, disable=["parser", "ner", "lemmatizer"])
     return [[(t.lower_, t.pos_) for t in doc] for doc in nlp.pipe(texts, batch_size=batch_size)]
@@ -184,8 +186,6 @@ class _TorchMember:
 
     def _precision(self) -> tuple[torch.device, torch.dtype]:
         """Where the net runs and its autocast dtype (:mod:`dpc_device`, training rules)."""
-        from dpc_device import resolve_training
-
         return resolve_training(self.device, self.dtype)
 
     def _build(self, vocab: int) -> Any:
@@ -233,7 +233,6 @@ class _TorchMember:
     def fit(self, table: EndingTable, questions: np.ndarray, batch: int = 32) -> None:
         import torch
 
-        from dpc_device import autocast
         from train.loop import LoopOptions, run_loop
 
         where, precision = self._precision()
@@ -267,7 +266,6 @@ class _TorchMember:
     def scores(self, table: EndingTable, rows: np.ndarray) -> np.ndarray:
         import torch
 
-        from dpc_device import autocast
 
         where, precision = self._precision()
         ids, _ = self._ids(table)
@@ -289,8 +287,6 @@ class Committee:
                  dtype: str | torch.dtype | None = None) -> None:
         unknown = [m for m in members if m not in MODELS]
         if unknown or not members:
-            from tasks.errors import TaskError
-
             raise TaskError(f"committee members {list(members)!r}: each must be one of "
                             f"{', '.join(MODELS)}")
         self.members: dict[str, Any] = {

@@ -51,8 +51,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from causal_mining.pair import CausalPair
+from causal_mining.shards import write_pairs
+from dpc_device import place, resolve_training
 from dpc_files import check_output_folder, claim_output_folder, write_json
 from tasks.errors import TaskError
+from train.data import split_of
+from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lora
+from train.pretrained import PRETRAINED
 
 if TYPE_CHECKING:
     import torch
@@ -151,8 +157,6 @@ def build_bank(items: Iterable[ContextItem], path: Path) -> dict[str, int]:
     """Write the ``"lm"`` contexts of ``items`` with their gold ending as a one-file CausalBank
     at ``path``. Returns counts: ``written``, ``pool`` (kept out), ``short`` (context or ending
     under 2 words, left out)."""
-    from causal_mining.pair import CausalPair
-    from causal_mining.shards import write_pairs
 
     counts = {"written": 0, "pool": 0, "short": 0}
     pairs = []
@@ -184,7 +188,6 @@ def lora_examples(items: Iterable[ContextItem]) -> tuple[list[tuple[str, str]],
     """``(prompt, gold ending)`` pairs of the ``"lm"`` contexts of ``items``: the training ones,
     the dev ones (:data:`DEV_PER_MILLE` of the contexts) and counts (``train``, ``dev``,
     ``pool`` kept out, ``short`` under 2 words)."""
-    from train.data import split_of
 
     train: list[tuple[str, str]] = []
     dev: list[tuple[str, str]] = []
@@ -222,12 +225,9 @@ def load_ending_model(spec: str | Path = BUNDLED_ENDING_MODEL, *,
     ``model.device``."""
     import json
 
-    from dpc_device import place
     from train.models import resolve_generator
 
     if is_ending_adapter(spec):
-        from train.lora import load_merged
-
         config = json.loads((Path(spec) / MARKER).read_text(encoding="utf-8"))
         model, tokenizer = load_merged(config["base"], Path(spec) / ADAPTER_FILE, config["r"],
                                        config["alpha"])
@@ -260,8 +260,6 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     float32 on the CPU); weights and checkpoints stay float32, so a run resumes on any device.
     Both are checked before ``out`` is written.
     """
-    from dpc_device import resolve_training
-
     where, _ = resolve_training(device, dtype)  # float16 refused before anything is written
     if base != "bundled":
         return _train_lora(items, out, base=base, max_minutes=max_minutes,
@@ -300,8 +298,6 @@ def _train_lora(items: Iterable[ContextItem], out: str | Path, *, base: str, max
     """The LoRA ending model (see :func:`train_ending_model`)."""
     import math
 
-    from train.lora import LoraFiles, LoraOptions, check_run, train_lora
-    from train.pretrained import PRETRAINED
 
     if base not in PRETRAINED and not Path(base).is_dir():
         raise TaskError(f"--base {base!r} is neither 'bundled', a pretrained model "

@@ -42,6 +42,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import dpc_decode
+from cause_effect_graph.lemmas import dictionary_lemmas
+from cause_effect_graph.variants import inflections
 from dpc_errors import check_float, check_int
 from dpc_files import check_output_folder, claim_output_folder, write_json
 from tasks.errors import TaskError
@@ -101,9 +104,6 @@ class PoolEntry:
 def content_set(ctx: str, max_lemmas: int = 8) -> list[str]:
     """The context's content lemmas (the first ``max_lemmas``, stop words and WikiHow markup
     left out) and all their inflections, lower-case and sorted: one disjunctive set."""
-    from cause_effect_graph.lemmas import dictionary_lemmas
-    from cause_effect_graph.variants import inflections
-
     lemmas: dict[str, None] = {}
     for lemma in dictionary_lemmas(_MARKUP.sub(" ", ctx)):
         if len(lemma) >= 3:
@@ -122,8 +122,6 @@ def names_context(ending: str, ctx: str) -> bool:
     >>> names_context("she smiles.", "A man is on a roof.")
     False
     """
-    from cause_effect_graph.lemmas import dictionary_lemmas
-
     ctx_lemmas = set(dictionary_lemmas(_MARKUP.sub(" ", ctx)))
     return any(lemma in ctx_lemmas for lemma in dictionary_lemmas(ending))
 
@@ -187,7 +185,6 @@ def oversample(items: Sequence[Any], out: str | Path, model: Any, tokenizer: Any
     """
     from tqdm import tqdm
 
-    import dpc_decode
     from train.metrics import sequence_log_probs
 
     folder = check_output_folder(out, "--out", command="dpc swag oversample")

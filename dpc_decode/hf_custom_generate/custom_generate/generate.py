@@ -20,6 +20,12 @@ from typing import Any
 
 import torch
 
+from dpc_decode import DpcError
+from dpc_decode import generate as dpc_generate
+from dpc_decode import sample as dpc_sample
+from dpc_decode.generation_config import read_generation_request
+from dpc_decode.model_runner import decoder_start_id
+
 #: Arguments transformers' ``generate`` always passes on; ``None`` (or empty) means unused.
 _UNSUPPORTED_ARGUMENTS = {
     "stopping_criteria": "dpc stops at EOS or max_new_tokens only",
@@ -52,12 +58,6 @@ def generate(
     :class:`dpc_decode.GeneratedSequence` reports). ``logits_processor`` objects are applied
     after the ones the settings ask for, as transformers does. ``tokenize`` is
     :class:`dpc_decode.TokenizeOptions` for text constraints (``whole_word=True``: whole words)."""
-    from dpc_decode import DpcError
-    from dpc_decode import generate as dpc_generate
-    from dpc_decode import sample as dpc_sample
-    from dpc_decode.generation_config import read_generation_request
-    from dpc_decode.model_runner import decoder_start_id
-
     for name, reason in _UNSUPPORTED_ARGUMENTS.items():
         value = kwargs.pop(name, None)
         if value is not None and value is not False and not (isinstance(value, list) and not value):
