@@ -55,7 +55,7 @@ from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
 from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
 from train.models import minilm_tokenizer_path
-from train.options import CausalBertOptions  # re-exported: its old home
+from train.options import CausalBertOptions  # continue_training's options, named here too
 
 __all__ = [
     "CausalBert",

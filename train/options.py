@@ -3,7 +3,8 @@
 ``dpc train generator --help`` and ``dpc train causal-bert --help`` build their flags from these
 dataclasses (one definition serves the CLI and the Python API); keeping them here, away from
 :mod:`train.trainer` and :mod:`train.causal_bert` (which import torch), keeps ``dpc --help``
-fast. Both old import paths still work: ``from train.trainer import TrainOptions``.
+fast. :mod:`train.trainer` and :mod:`train.causal_bert` name them too (``from train.trainer
+import TrainOptions``).
 
 >>> TrainOptions("bank", "tok", "out").d_model
 256

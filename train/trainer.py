@@ -57,8 +57,8 @@ from train.options import GeneratorConfig, TrainOptions, options_from_dict
 from train.shared_weights import is_shared, load_weights, save_weights
 from train.tokenizer import end_token_id, load_tokenizer, target_ids
 
-# TrainOptions and options_from_dict live in train.options (no torch: `dpc --help`);
-# they are re-exported here, their old home.
+# TrainOptions and options_from_dict are defined in train.options (no torch: `dpc --help`);
+# train_generator takes them, so they are named here too.
 __all__ = ["TrainOptions", "TrainResult", "encode_examples", "options_from_dict",
            "train_generator"]
 
