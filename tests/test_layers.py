@@ -12,6 +12,10 @@ draws:
 with ``dpc_device`` (``--device``/``--dtype``) beside ``dpc_errors``: it imports only the error
 root, and every layer but the engine (which follows ``model.device``) may import it; and
 ``dpc_files`` (the checks made before any output is written) likewise.
+
+Within a package the modules import one another one way too: :func:`find_cycles` walks the graph
+of module -> the package's modules it imports (counted as above, wherever the import stands) and
+names any circle, so an import moved into a function cannot hide one.
 """
 
 from __future__ import annotations
