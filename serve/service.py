@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import dpc_decode
 from cause_effect_graph.lemmas import default_lemmatizer
+from cause_effect_graph.show import draw_neighbourhood
 from dpc_errors import DpcError, check_choice, check_int
 from guided_generation.options import RANKS as _RANKS
 from guided_generation.options import RERANKS as _RERANKS
@@ -521,8 +522,6 @@ class Service:
         drawn once per lemma into the service's own temporary folder."""
         import hashlib
         import tempfile
-
-        from cause_effect_graph.show import draw_neighbourhood
 
         if self._figures is None:
             self._figures = Path(tempfile.mkdtemp(prefix="dpc-serve-"))
