@@ -10,7 +10,7 @@ cause or an effect. One module per concept:
 - :mod:`~cause_effect_graph.store`: the ``.ceg`` file, edge-list TSV, the official release format
 - :mod:`~cause_effect_graph.query`: top-N constraint lemmas for a sentence, by one of
   :data:`~cause_effect_graph.query.RANKS`
-- :mod:`~cause_effect_graph.variants`: inflections and derived forms of a lemma
+- :mod:`~cause_effect_graph.word_forms`: inflections and derived forms of a lemma
 - :mod:`~cause_effect_graph.strength`: causal strength (Luo et al. 2016) and PMI
 - :mod:`~cause_effect_graph.cooccurrence`: window co-occurrence counts over raw text, window PMI
 - :mod:`~cause_effect_graph.show`: a picture of a lemma's neighbourhood
@@ -35,7 +35,7 @@ from cause_effect_graph.store import (
     write_edgelist,
 )
 from cause_effect_graph.strength import causal_strength, phrase_strength, pmi
-from cause_effect_graph.variants import derived_forms, variants
+from cause_effect_graph.word_forms import derived_forms, variants
 
 __all__ = [
     "DEFAULT_GRAPH",

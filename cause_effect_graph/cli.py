@@ -270,7 +270,7 @@ def _build_interrupted(args: argparse.Namespace) -> str:
 def query_command(args: argparse.Namespace) -> int:
     """``dpc graph query``: one lemma a line (``lemma<TAB>score``), message on stderr."""
     from cause_effect_graph.query import CandidateOptions, candidates
-    from cause_effect_graph.variants import variants
+    from cause_effect_graph.word_forms import variants
 
     try:
         G = _graph(args)

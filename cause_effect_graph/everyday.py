@@ -65,7 +65,7 @@ from typing import Protocol
 import networkx as nx
 import numpy as np
 
-from causal_mining import everyday as everyday_files
+from causal_mining import curated_pairs
 from causal_mining.errors import BankFormatError
 from cause_effect_graph import lemmas as lemma_module
 from cause_effect_graph.counts import EdgeCounts, count_lemma_pairs, merge_counts
@@ -115,7 +115,7 @@ def _where(path: Path, line: int) -> str:
 
 def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
     """``(cause, effect)`` of every row of an e-CARE JSON-lines file (either task's format):
-    :func:`causal_mining.everyday.read_ecare`, with its errors as :class:`GraphError`.
+    :func:`causal_mining.curated_pairs.read_ecare`, with its errors as :class:`GraphError`.
 
     Raises
     ------
@@ -131,7 +131,7 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
     cause_effect_graph.errors.GraphError: ...e.jsonl:1: not an e-CARE row (... it has cause)
     """
     try:
-        yield from everyday_files.read_ecare(path)
+        yield from curated_pairs.read_ecare(path)
     except BankFormatError as err:
         raise GraphError(str(err)) from None
 
@@ -156,7 +156,7 @@ def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
     cause_effect_graph.errors.GraphError: ...c.txt:1: not a ConceptNet cause line ...
     """
     try:
-        yield from everyday_files.read_conceptnet(path)
+        yield from curated_pairs.read_conceptnet(path)
     except BankFormatError as err:
         raise GraphError(str(err)) from None
 

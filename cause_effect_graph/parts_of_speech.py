@@ -5,7 +5,7 @@ purse" or "she pursed her lips". Inflecting a keyword across every part of speec
 knows therefore forces nouns into verb slots ("purse" → "pursed"). A :class:`PartsOfSpeech`
 profile says, for each lemma, how often spaCy tagged it NOUN, VERB, ADJ or ADV in that text, and
 :meth:`PartsOfSpeech.of` gives the parts of speech worth inflecting
-(:func:`cause_effect_graph.variants.variants` with ``pos=``).
+(:func:`cause_effect_graph.word_forms.variants` with ``pos=``).
 
 The counts are made as the graph's lemmas are (:mod:`cause_effect_graph.lemmas`): the same spaCy
 model (:data:`~cause_effect_graph.lemmas.SPACY_MODEL`, parser and NER off) and the same rule for

@@ -76,7 +76,7 @@ from causal_mining.pair import Direction, check_direction
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import default_lemmatizer, is_stop_word
 from cause_effect_graph.strength import ALPHA, LAMBDA, causal_strength, pmi
-from cause_effect_graph.variants import inflections, variants
+from cause_effect_graph.word_forms import inflections, variants
 
 __all__ = ["HUB_SHARE", "MIN_FREQ", "RANKS", "CandidateOptions", "Candidates", "candidates", "constraint_sets",
            "looks_english", "neighbours", "unknown_words"]

@@ -1,8 +1,8 @@
 """Keyword rows: which constraint sets each decoded row of the pipeline must meet.
 
 A *keyword* is a lemma from the Cause Effect Graph or a word the user gave. Each becomes one
-disjunctive set of its surface forms (:func:`cause_effect_graph.variants`: {love, loves, loved,
-loving}); a user word written with ``|`` (``"hungry|hunger"``) gives its alternatives as they are.
+disjunctive set of its surface forms (:func:`cause_effect_graph.word_forms.variants`: {love,
+loves, loved, loving}); a user word written with ``|`` (``"hungry|hunger"``) gives its alternatives as they are.
 A graph keyword may be inflected only in the parts of speech it has in the graph's text
 (``pos_of``, e.g. :meth:`~cause_effect_graph.parts_of_speech.PartsOfSpeech.of` of the bundled
 profile), so the noun *purse* gives {purse, purses} and never "pursed"; a user's keyword keeps
@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cause_effect_graph.variants import variants
+from cause_effect_graph.word_forms import variants
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import CONSTRAINT_MODES
 
@@ -56,7 +56,7 @@ def keyword_set(word: str, capitalized: bool = False,
     """The constraint set of one keyword: its variants, or its ``|``-separated alternatives.
 
     ``capitalized`` also adds each form with an upper-case first letter. ``pos`` (UPOS tags)
-    keeps only the inflections of those parts of speech (:func:`cause_effect_graph.variants.
+    keeps only the inflections of those parts of speech (:func:`cause_effect_graph.word_forms.
     variants`; ``None`` or empty: all); alternatives and phrases are taken as written whatever
     it says.
 

@@ -55,7 +55,7 @@ from serve.service import (
     parse_constraint_sets,
     parse_phrases,
 )
-from serve.tasks import available_tabs
+from serve.task_tabs import available_tabs
 
 __all__ = ["MAX_BODY", "MAX_DEPTH", "THEME_FONTS", "build_app", "build_blocks", "parse_json",
            "theme"]
@@ -144,7 +144,7 @@ def _constrain_page(service: Service, model: str, text: str, sets: str, banned: 
 
 def build_blocks(service: Service, tasks: list[Any] | None = None) -> gr.Blocks:
     """The page: a tab for causes and effects, one for constraints, one per task extension
-    (:data:`serve.tasks.TASK_TABS`; ``tasks`` overrides them)."""
+    (:data:`serve.task_tabs.TASK_TABS`; ``tasks`` overrides them)."""
     with gr.Blocks(title="dpc: causes, effects and constraints", analytics_enabled=False) as page:
         gr.Markdown("## dpc — guided generation of causes and effects, and constrained decoding")
         with gr.Tab("Causes and effects", id="causes"):

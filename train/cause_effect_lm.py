@@ -3,7 +3,7 @@
 Asked zero-shot, a small pretrained LM continues ``"The car broke down because"`` with an essay
 or a generic clause, and worked examples in the prompt leak into its answers ("nobody built it"
 after "nobody watered it"). Fine-tuned on everyday (cause, effect) sentence pairs -- e-CARE's
-14.9k, read by :func:`causal_mining.everyday.read_ecare` -- in both directions, it answers the
+14.9k, read by :func:`causal_mining.curated_pairs.read_ecare` -- in both directions, it answers the
 plain question with one short clause about the input, with no examples in the prompt:
 
 ============================  ==========================================================

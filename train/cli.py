@@ -296,8 +296,8 @@ def causal_bert_command(args: argparse.Namespace) -> int:
 def lm_generator_command(args: argparse.Namespace) -> int:
     """``dpc train lm-generator``: fine-tune (or resume) the cause/effect LM; prints its summary
     as JSON."""
+    from causal_mining.curated_pairs import read_ecare
     from causal_mining.errors import MiningError
-    from causal_mining.everyday import read_ecare
     from dpc_device import resolve_device
     from dpc_files import check_output_folder, claim_output_folder
     from train.cause_effect_lm import (

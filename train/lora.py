@@ -5,7 +5,7 @@ continues it, and the loss is taken on the target's tokens only (the prompt's la
 ``-100``). Only the LoRA adapter is trained and saved (``peft``; safetensors in float16, a few
 MB); the base model is an installed package (:mod:`train.pretrained`) or a local folder. Two
 generators use it: the cause/effect generator of ``dpc generate``
-(:mod:`train.cause_effect_lm`) and the INLI variant generator (:mod:`tasks.inli.variants`).
+(:mod:`train.cause_effect_lm`) and the INLI variant generator (:mod:`tasks.inli.hypotheses`).
 
 A run is resumable: its options are written to a run file at the start, its state (adapter,
 optimizer, scheduler, random generators, step) every ``checkpoint_every`` steps through

@@ -36,8 +36,8 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from causal_mining.curated_pairs import read_conceptnet, read_ecare
 from causal_mining.errors import BankFormatError
-from causal_mining.everyday import read_conceptnet, read_ecare
 from causal_mining.pair import check_direction
 from train.errors import TrainDataError
 
@@ -65,7 +65,7 @@ def question(text: str, direction: str) -> str:
 
 def _read(reader: Callable[[str | Path], Iterable[tuple[str, str]]],
           path: str | Path) -> list[tuple[str, str]]:
-    """The pairs a :mod:`causal_mining.everyday` reader gives, its errors as
+    """The pairs a :mod:`causal_mining.curated_pairs` reader gives, its errors as
     :class:`TrainDataError`."""
     try:
         return list(reader(path))

@@ -186,7 +186,7 @@ def step_cost(args: argparse.Namespace) -> dict:
 
     import torch
 
-    from causal_mining.everyday import read_ecare
+    from causal_mining.curated_pairs import read_ecare
     from train.cause_effect_lm import (
         LmGeneratorOptions,
         cause_effect_examples,

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tasks.inli.classifier import CLASSIFIER_FILE, MODEL_DIR
-from tasks.inli.variants import ADAPTER_FILE, CONFIG_FILE, DEFAULT_GENERATOR
+from tasks.inli.hypotheses import ADAPTER_FILE, CONFIG_FILE, DEFAULT_GENERATOR
 from train.cross_encoder import CrossEncoder
 
 

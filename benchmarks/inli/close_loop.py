@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure_variants  # noqa: E402
 
 from tasks.datasets import InliRow, read_inli  # noqa: E402
-from tasks.inli.variants import GENERATED_LABELS, RUN_FILE, training_premises  # noqa: E402
+from tasks.inli.hypotheses import GENERATED_LABELS, RUN_FILE, training_premises  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "inli"
 CONDITIONS = ("base", "generated", "gold")

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tasks.datasets import read_inli
-from tasks.inli.variants import (
+from tasks.inli.hypotheses import (
     GENERATED_LABELS,
     VariantGenerator,
     keep_constraints,

@@ -3,7 +3,7 @@
 Side by side on the same candidates (the 4 beams of the constrained search for each label of the
 first N val premises, bundled generator): ``flat`` scores every (prompt, candidate) pair as its
 own row (prompt re-read for each candidate, as the first version did); ``grouped`` is
-:func:`tasks.inli.variants.label_log_posteriors` (each label's prompt read once for all the
+:func:`tasks.inli.hypotheses.label_log_posteriors` (each label's prompt read once for all the
 candidates of a premise). Prints both times, their ratio and the largest difference of the
 posteriors.
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tasks.datasets import read_inli  # noqa: E402
-from tasks.inli.variants import (  # noqa: E402
+from tasks.inli.hypotheses import (  # noqa: E402
     DEFAULT_GENERATOR,
     GENERATED_LABELS,
     VariantGenerator,

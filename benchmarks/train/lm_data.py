@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--copa", default=str(ROOT.parent / "shared/data/copa/copa-dev.xml"))
     args = ap.parse_args()
 
-    from causal_mining.everyday import read_ecare
+    from causal_mining.curated_pairs import read_ecare
     from train.cause_effect_lm import cause_effect_examples, proper_nouns, split_pairs
 
     pairs = list(read_ecare(args.ecare))

@@ -40,7 +40,7 @@ import torch
 from transformers import SuppressTokensLogitsProcessor
 
 from cause_effect_graph.lemmas import default_lemmatizer
-from cause_effect_graph.variants import variants
+from cause_effect_graph.word_forms import variants
 from dpc_decode import TokenizeOptions
 from dpc_decode import generate as dpc_generate
 from dpc_device import place
@@ -54,7 +54,7 @@ __all__ = ["MODES", "DecodeSettings", "Sentence", "SentenceGenerator", "concept_
            "constraint_sets", "uses_every_concept"]
 
 MODES = ("plain", "conjunctive", "dpc")
-#: CommonGen's tags -> the parts of speech of :func:`cause_effect_graph.variants.variants`.
+#: CommonGen's tags -> the parts of speech of :func:`cause_effect_graph.word_forms.variants`.
 UPOS = {"N": "NOUN", "V": "VERB", "A": "ADJ", "J": "ADJ", "R": "ADV"}
 
 

@@ -2,6 +2,6 @@
 generator of a hypothesis's explicit/neutral/contradiction variants through the engine.
 
 - :mod:`tasks.inli.classifier`: the cross-encoder classifier, its training and its report
-- :mod:`tasks.inli.variants`: variants of an implied entailment, decoded with constraints
+- :mod:`tasks.inli.hypotheses`: variants of an implied entailment, decoded with constraints
 - :mod:`tasks.inli.cli`: ``dpc inli train|eval|predict|variants``
 """

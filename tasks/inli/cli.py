@@ -6,7 +6,7 @@
 - ``dpc inli predict [--model DIR]``: JSON lines ``{"premise", "hypothesis"}`` in, each with
   ``label`` and ``probabilities`` added out
 - ``dpc inli variants --premise P --implied H``: explicit/neutral/contradiction variants of an
-  implied entailment (:mod:`tasks.inli.variants`); ``--file CSV --out JSONL`` for a file
+  implied entailment (:mod:`tasks.inli.hypotheses`); ``--file CSV --out JSONL`` for a file
 
 Each takes ``--device`` and ``--dtype`` (:mod:`dpc_device`), checked before anything is read:
 ``train`` (and ``variants --train``) trains under autocast (training rules: weights float32,
@@ -80,7 +80,7 @@ def add_inli_parser(sub: Any) -> argparse.ArgumentParser:
     add_device_arguments(r)
     r.set_defaults(func=predict_command)
 
-    from tasks.inli.variants import add_variants_arguments
+    from tasks.inli.hypotheses import add_variants_arguments
 
     v = cmds.add_parser("variants", help="explicit/neutral/contradiction variants of an implied "
                                          "entailment, decoded through the engine")

@@ -8,7 +8,7 @@ says how many).
 
 With ``constrain_context`` every ending must name something of its context: one disjunctive set
 holding the context's content words (:func:`cause_effect_graph.lemmas.dictionary_lemmas`) and
-their inflections (:func:`cause_effect_graph.variants.inflections`), met as whole words.
+their inflections (:func:`cause_effect_graph.word_forms.inflections`), met as whole words.
 
 The model reads :func:`tasks.swag.ending_model.ending_prompt` of the context and stops at
 :func:`~tasks.swag.ending_model.end_token_ids` (a causal LM: a line break); an ending cut off at
@@ -44,7 +44,7 @@ from typing import Any
 
 import dpc_decode
 from cause_effect_graph.lemmas import dictionary_lemmas
-from cause_effect_graph.variants import inflections
+from cause_effect_graph.word_forms import inflections
 from dpc_errors import check_float, check_int
 from dpc_files import check_output_folder, claim_output_folder, write_json
 from tasks.errors import TaskError

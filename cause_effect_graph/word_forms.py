@@ -1,5 +1,5 @@
-"""Morphological variants of a lemma: its inflections and, where the graph attests them, its
-derived forms.
+"""Word forms of a lemma (its morphological variants): its inflections and, where the graph
+attests them, its derived forms.
 
 Guided generation turns every constraint lemma into a *set* of surface forms ({love, loves,
 loved, loving}) so that the decoder may use any of them.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cause_effect_graph.errors import GraphError
-from cause_effect_graph.variants import derived_forms, inflections, variants
+from cause_effect_graph.word_forms import derived_forms, inflections, variants
 
 
 @pytest.mark.parametrize("lemma, forms", [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from serve.service import Service
-from serve.tasks import TASK_TABS, TaskTab, available_tabs, items_html
+from serve.task_tabs import TASK_TABS, TaskTab, available_tabs, items_html
 
 
 def words(text: str) -> list[str]:
@@ -17,7 +17,7 @@ def words(text: str) -> list[str]:
 
 def test_absent_pipelines_are_left_out() -> None:
     tabs = [TaskTab("Missing module", "tasks.no_such_task:variants"),
-            TaskTab("Missing function", "serve.tasks:no_such_function"),
+            TaskTab("Missing function", "serve.task_tabs:no_such_function"),
             TaskTab("Words", words)]
     assert [tab.title for tab in available_tabs(tabs)] == ["Words"]
     assert all(tab.function() is not None for tab in available_tabs())  # the registered ones

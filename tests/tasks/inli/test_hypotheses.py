@@ -1,4 +1,4 @@
-"""INLI variants: labels, measures, constraints, LoRA training on a tiny LM, decoding, CLI."""
+"""INLI hypothesis variants (tasks.inli.hypotheses): labels, measures, constraints, LoRA training on a tiny LM, decoding, CLI."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import cli
 from dpc_errors import DpcError
 from tasks.datasets import read_inli
-from tasks.inli.variants import (
+from tasks.inli.hypotheses import (
     SENTENCE_END,
     GeneratorTrainOptions,
     VariantGenerator,
@@ -150,7 +150,7 @@ def test_a_variant_is_one_sentence(generator: Path, monkeypatch) -> None:
     from types import SimpleNamespace
 
     import dpc_decode
-    from tasks.inli.variants import _variant_text
+    from tasks.inli.hypotheses import _variant_text
 
     gen = VariantGenerator.load(generator / "model")
     texts = gen.tokenizer.batch_decode([[i] for i in range(len(gen.tokenizer))])
@@ -224,10 +224,10 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
 def test_cli_trains_on_the_cpu(tiny_lm: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     import functools
 
-    import tasks.inli.variants as variants
+    import tasks.inli.hypotheses as hypotheses
 
     # the command trains SmolLM2-135M; here the tiny LM, with a small adapter
-    monkeypatch.setattr(variants, "GeneratorTrainOptions", functools.partial(
+    monkeypatch.setattr(hypotheses, "GeneratorTrainOptions", functools.partial(
         GeneratorTrainOptions, base=str(tiny_lm), r=2, alpha=4, progress=False))
     src = write_csv(tmp_path / "train.csv", inli_rows(4))
     out = tmp_path / "gen"

@@ -15,7 +15,7 @@ and the target is the hypothesis, ended by a line break. Only the LoRA adapter i
 
 Constraints (:func:`keep_constraints`) keep the implied entailment's people (each name its own set)
 and at least one of its key nouns (one disjunctive set of all their inflections,
-:func:`cause_effect_graph.variants.variants`); contradictions may also ban negation
+:func:`cause_effect_graph.word_forms.variants`); contradictions may also ban negation
 (:data:`NEGATION_BANS`), since the INLI authors rewrote their prompts to stop contradictions from
 leaning on "not". Constrained decoding also bans the implied entailment itself as a phrase
 (:func:`copy_ban`): a variant is an *edit*, and a word-for-word copy (which the classifier, rightly,
@@ -196,7 +196,7 @@ def keep_constraints(implied: str, *, max_people: int = 2, max_nouns: int = 4) -
     """Constraint sets that keep ``implied``'s people (capitalised names: each a set of the name,
     so it must appear) and at least one of its key nouns (one set: the singular and plural of
     every common noun, lower-case and capitalised; inflections from lemminflect, as in
-    :func:`cause_effect_graph.variants.inflections`)."""
+    :func:`cause_effect_graph.word_forms.inflections`)."""
     from lemminflect import getAllInflections, getAllInflectionsOOV
 
     doc = _nlp()(implied)

@@ -6,7 +6,7 @@ a ``text`` attribute or key, or anything JSON-ready); the tab is a text box, a b
 returned list. A tab whose module or function does not exist (the pipeline has not landed, or
 the ``tasks`` extra is missing) is left out, so the page never breaks on an absent task.
 
-To add a task: append ``TaskTab("INLI variants", "tasks.inli.variants:premise_variants",
+To add a task: append ``TaskTab("INLI variants", "tasks.inli.hypotheses:premise_variants",
 "Premise")`` to :data:`TASK_TABS`.
 
 >>> TaskTab("Nothing", "no_such_module:f", "Text").function() is None
