@@ -26,7 +26,7 @@ Without ``--model`` the plain all-MiniLM-L6-v2 is used ("without continued train
 
 An interrupted run resumes from ``OUT/checkpoint.safetensors`` (:mod:`train.checkpoint`: the
 weights, the optimiser and the rest of the state as safetensors with a JSON tree; nothing is
-unpickled). A ``checkpoint.pt`` of an older dpc (a pickle) is refused, not loaded.
+unpickled). A ``checkpoint.pt`` (a pickle) is refused, not loaded.
 
 >>> margin_loss(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), margin=0.3).tolist()
 [0.0, 0.30000001192092896]
@@ -49,7 +49,7 @@ from torch import nn
 
 from dpc_device import autocast, resolve_device, resolve_dtype
 from dpc_files import check_output_folder, claim_output_folder
-from train.checkpoint import CheckpointError, legacy_checkpoint_error, load_state
+from train.checkpoint import CheckpointError, load_state, pickle_checkpoint_error
 from train.cross_encoder import mean_pool
 from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
@@ -72,12 +72,12 @@ __all__ = [
 ]
 
 HEAD_FILE = "head.safetensors"
-#: The head file an older dpc wrote as a pickle; refused where found (nothing is unpickled).
-OLD_HEAD_FILE = "head.pt"
+#: A pickled (torch.save) head: refused where found, never unpickled.
+PICKLE_HEAD_FILE = "head.pt"
 RUN_FILE = "causal_bert.json"
 CHECKPOINT_FILE = "checkpoint.safetensors"
-#: The pickle checkpoint an older dpc wrote instead; refused where found.
-LEGACY_CHECKPOINT_FILE = "checkpoint.pt"
+#: A pickled (torch.save) checkpoint: refused where found, never unpickled.
+PICKLE_CHECKPOINT_FILE = "checkpoint.pt"
 #: Options that may differ between an interrupted run and its resumption.
 RESUMABLE_CHANGES = frozenset({"out", "progress", "checkpoint_every"})
 
@@ -176,9 +176,9 @@ def load_causal_bert(path: str | os.PathLike[str] | None = None,
         folder = Path(path)
         if not folder.is_dir():
             raise ModelFolderError(f"CausalBERT model folder {os.fspath(path)!r} does not exist")
-        if (folder / OLD_HEAD_FILE).is_file() and not (folder / HEAD_FILE).is_file():
+        if (folder / PICKLE_HEAD_FILE).is_file() and not (folder / HEAD_FILE).is_file():
             raise ModelFolderError(
-                f"{os.fspath(folder / OLD_HEAD_FILE)!r} is an older dpc's pickled head, which dpc "
+                f"{os.fspath(folder / PICKLE_HEAD_FILE)!r} is an older dpc's pickled head, which dpc "
                 "does not load; train the folder again with dpc train causal-bert")
         needed = (HEAD_FILE, "config.json", "model.safetensors")
         if not all((folder / name).is_file() for name in needed):
@@ -375,11 +375,11 @@ def train_margin(model: CausalBert, tokenizer: Any, pairs: Sequence[Pair],
     return losses
 
 
-def _refuse_legacy_checkpoint(out: Path) -> None:
-    """Raise :class:`CheckpointError` if ``out`` holds an older dpc's pickle checkpoint."""
-    legacy = out / LEGACY_CHECKPOINT_FILE
-    if os.path.lexists(legacy):
-        raise legacy_checkpoint_error(legacy, "delete it to train from the start, or use "
+def _refuse_pickle_checkpoint(out: Path) -> None:
+    """Raise :class:`CheckpointError` if ``out`` holds a pickled checkpoint."""
+    pickled = out / PICKLE_CHECKPOINT_FILE
+    if os.path.lexists(pickled):
+        raise pickle_checkpoint_error(pickled, "delete it to train from the start, or use "
                                       "another --out")
 
 
@@ -418,7 +418,7 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
     checkpoint = out / CHECKPOINT_FILE
     resumed: dict[str, Any] | None = None
     seconds_before = 0.0
-    _refuse_legacy_checkpoint(out)
+    _refuse_pickle_checkpoint(out)
     if os.path.lexists(checkpoint):
         state = load_state(checkpoint)
         resumed, seconds_before = state.get("extra"), state.get("seconds")

@@ -43,7 +43,7 @@ from dpc_files import atomic_write_bytes
 from train.errors import TrainError
 
 __all__ = ["CheckpointError", "capture_rng", "check_safetensors", "decode", "encode",
-           "legacy_checkpoint_error", "load_state", "restore_rng", "save_state"]
+           "pickle_checkpoint_error", "load_state", "restore_rng", "save_state"]
 
 #: safetensors header metadata: ``FORMAT_KEY: FORMAT`` marks a dpc training state, ``TREE_KEY``
 #: holds its JSON tree.
@@ -184,8 +184,8 @@ def _unreadable(path: Path, err: Exception) -> str:
            "another --out"
 
 
-def legacy_checkpoint_error(path: Path, remedy: str) -> CheckpointError:
-    """The error for a checkpoint of the old pickle format found at ``path`` (never loaded)."""
+def pickle_checkpoint_error(path: Path, remedy: str) -> CheckpointError:
+    """The error for a pickled checkpoint found at ``path`` (never loaded)."""
     return CheckpointError(f"{os.fspath(path)!r} was written by an older dpc (pickle format), "
                            f"which dpc no longer loads; {remedy}")
 

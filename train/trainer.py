@@ -40,7 +40,7 @@ from tqdm import tqdm
 from dpc_device import autocast, resolve_training
 from dpc_errors import DpcError
 from dpc_files import check_output_folder, claim_output_folder
-from train.checkpoint import CheckpointError, check_safetensors, legacy_checkpoint_error, load_state
+from train.checkpoint import CheckpointError, check_safetensors, load_state, pickle_checkpoint_error
 from train.data import Example, bucket_batches, load_examples
 from train.errors import TrainError
 from train.generator import (
@@ -67,8 +67,8 @@ RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "progress", "threads"
 #: ``OUT/checkpoint/`` file of everything but the model: optimizer, scheduler, random generators,
 #: progress (:func:`train.checkpoint.save_state`).
 STATE_FILE = "trainer_state.safetensors"
-#: The pickle an older dpc wrote instead; refused where found.
-LEGACY_STATE_FILE = "trainer_state.pt"
+#: A pickled (torch.save) state: refused where found, never unpickled.
+PICKLE_STATE_FILE = "trainer_state.pt"
 
 
 @dataclass
@@ -354,9 +354,9 @@ def _load_or_build_model(options: TrainOptions, checkpoint: Path,
     old = checkpoint.with_name(checkpoint.name + ".old")
     if not os.path.lexists(checkpoint) and (old / STATE_FILE).is_file():
         old.rename(checkpoint)  # interrupted between the two renames of _save_checkpoint
-    if os.path.lexists(checkpoint / LEGACY_STATE_FILE):
-        raise legacy_checkpoint_error(
-            checkpoint / LEGACY_STATE_FILE,
+    if os.path.lexists(checkpoint / PICKLE_STATE_FILE):
+        raise pickle_checkpoint_error(
+            checkpoint / PICKLE_STATE_FILE,
             f"delete the folder {str(checkpoint)!r} to train from the start, or use another --out")
     if os.path.lexists(checkpoint / STATE_FILE):
         state = load_state(checkpoint / STATE_FILE)

@@ -34,7 +34,7 @@ from train.checkpoint import (
     save_state,
 )
 from train.errors import ModelFolderError
-from train.trainer import LEGACY_STATE_FILE, STATE_FILE, TrainOptions, train_generator
+from train.trainer import PICKLE_STATE_FILE, STATE_FILE, TrainOptions, train_generator
 
 
 class _Marker:
@@ -211,13 +211,13 @@ def test_generator_checkpoint_holds_no_pickle(tiny_bank: Path, tiny_tokenizer: P
 
 
 @pytest.mark.parametrize("kind", ["torch", "raw"])
-def test_generator_refuses_a_legacy_trainer_state(tiny_bank: Path, tiny_tokenizer: Path,
+def test_generator_refuses_a_pickled_trainer_state(tiny_bank: Path, tiny_tokenizer: Path,
                                                   tmp_path: Path, kind: str) -> None:
     marker = tmp_path / "marker"
     train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "run"))
     checkpoint = tmp_path / "run" / "checkpoint"
     (checkpoint / STATE_FILE).unlink()
-    planted = _plant(checkpoint / LEGACY_STATE_FILE, marker, kind)
+    planted = _plant(checkpoint / PICKLE_STATE_FILE, marker, kind)
     _refused(lambda: train_generator(_options(tiny_bank, tiny_tokenizer, tmp_path / "run",
                                               max_steps=4)),
              planted, marker, error=CheckpointError, words="older dpc (pickle format)")
@@ -262,7 +262,7 @@ def test_cli_generator_refuses_a_planted_checkpoint(tiny_bank: Path, tiny_tokeni
                                                     tmp_path: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     marker = tmp_path / "marker"
-    for name in (LEGACY_STATE_FILE, STATE_FILE):
+    for name in (PICKLE_STATE_FILE, STATE_FILE):
         out = claim_output_folder(tmp_path / name, "dpc train generator")  # a run folder...
         planted = _plant(out / "checkpoint" / name, marker, "torch")  # ...with a planted file
         code = dpc_main(["train", "generator", "--bank", str(tiny_bank), "--tokenizer",
@@ -323,7 +323,7 @@ def test_causal_bert_resumes_to_bit_identical_weights(tiny_bank: Path, tmp_path:
 
 
 @pytest.mark.parametrize("name, words", [
-    (cb.LEGACY_CHECKPOINT_FILE, "older dpc (pickle format)"),
+    (cb.PICKLE_CHECKPOINT_FILE, "older dpc (pickle format)"),
     (cb.CHECKPOINT_FILE, "pickle format"),
 ])
 def test_causal_bert_refuses_a_planted_checkpoint(tiny_bank: Path, tmp_path: Path, name: str,
@@ -349,7 +349,7 @@ def test_train_margin_refuses_a_planted_checkpoint(tmp_path: Path) -> None:
 def test_cli_causal_bert_refuses_a_planted_checkpoint(tiny_bank: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
     marker = tmp_path / "marker"
-    for name in (cb.LEGACY_CHECKPOINT_FILE, cb.CHECKPOINT_FILE):
+    for name in (cb.PICKLE_CHECKPOINT_FILE, cb.CHECKPOINT_FILE):
         out = claim_output_folder(tmp_path / name, "dpc train causal-bert")
         planted = _plant(out / name, marker, "torch")
         code = dpc_main(["train", "causal-bert", "--bank", str(tiny_bank), "--out", str(out),
@@ -377,7 +377,7 @@ def test_an_old_pickled_head_is_refused_unread(tiny_bert: Path, tmp_path: Path) 
     folder = tmp_path / "model"
     shutil.copytree(tiny_bert, folder)
     (folder / cb.HEAD_FILE).unlink(missing_ok=True)
-    planted = _plant(folder / cb.OLD_HEAD_FILE, marker, "torch")
+    planted = _plant(folder / cb.PICKLE_HEAD_FILE, marker, "torch")
     _refused(lambda: cb.load_causal_bert(folder), planted, marker, error=ModelFolderError,
              words="older dpc")
 
