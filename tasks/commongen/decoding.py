@@ -89,8 +89,9 @@ class DecodeSettings:
     n-gram size that may not repeat (0: any may), and ``candidates``: how many of the final
     beams are read (``None``: all ``num_beams``), the sentence being the first of them (by beam
     score) whose spaCy tagging uses every concept in its tagged part of speech
-    (:func:`uses_every_concept`), or the top one when none does (1: the top beam, no tagging). The defaults were chosen on the first half of
-    CommonGen dev (benchmarks/commongen/RESULTS.md)."""
+    (:func:`uses_every_concept`), or the top one when none does (1: the top beam, no tagging).
+    The defaults were chosen on the first half of CommonGen dev
+    (benchmarks/commongen/RESULTS.md)."""
 
     mode: str = "dpc"
     num_beams: int = 5
@@ -154,7 +155,8 @@ class SentenceGenerator:
             self.model, self.tokenizer, [prompt(s) for s in sets],
             None if settings.mode == "plain" else constraints,
             tokenize=TokenizeOptions(capitalized=True, whole_word=True),
-            num_beams=settings.num_beams, num_return_sequences=settings.candidates or settings.num_beams,
+            num_beams=settings.num_beams,
+            num_return_sequences=settings.candidates or settings.num_beams,
             no_repeat_ngram_size=settings.no_repeat_ngram_size,
             max_new_tokens=settings.max_new_tokens, eos_token_id=self.eos,
             batch_size=settings.batch_size, generation_config=None, logits_processor=processors)
