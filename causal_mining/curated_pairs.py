@@ -41,6 +41,22 @@ def _where(path: Path, line: int) -> str:
     return f"{os.fspath(path)}:{line}"
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line of ``path``, line break removed; a
+    :class:`~causal_mining.errors.BankFormatError` when the file cannot be read or is not UTF-8."""
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as err:
+        raise BankFormatError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
+    with handle:
+        try:
+            for number, text in enumerate(handle, 1):
+                if text.strip():
+                    yield number, text.rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+
+
 def ecare_pair(row: object, path: Path, line: int) -> tuple[str, str]:
     """``(cause, effect)`` of one parsed e-CARE row (either task's format), stripped; a
     :class:`~causal_mining.errors.BankFormatError` naming ``path:line`` otherwise."""
@@ -78,23 +94,12 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
         or not an e-CARE row.
     """
     path = Path(path)
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as err:
-        raise BankFormatError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
-    with handle:
+    for number, text in _lines(path):
         try:
-            for number, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as err:
-                    raise BankFormatError(f"{_where(path, number)}: not JSON ({err.msg})"
-                                          ) from None
-                yield ecare_pair(row, path, number)
-        except UnicodeDecodeError:
-            raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+            row = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise BankFormatError(f"{_where(path, number)}: not JSON ({err.msg})") from None
+        yield ecare_pair(row, path, number)
 
 
 def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
@@ -114,30 +119,19 @@ def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
     [('eat too much', 'stomach ache'), ('eat too much', 'gain weight')]
     """
     path = Path(path)
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as err:
-        raise BankFormatError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
-    with handle:
-        try:
-            for number, text in enumerate(handle, 1):
-                text = text.rstrip("\r\n")
-                if not text.strip():
-                    continue
-                cause, sep, rest = text.partition(",[")
-                effects: object = None
-                if sep and cause.strip():
-                    try:
-                        effects = json.loads("[" + rest)
-                    except json.JSONDecodeError:
-                        effects = None
-                if not isinstance(effects, list) or not all(isinstance(e, str) for e in effects):
-                    raise BankFormatError(f"{_where(path, number)}: not a ConceptNet cause line "
-                                          f"('cause,[\"effect\", ...]'): {text[:60]!r}")
-                for effect in effects:
-                    yield _phrase(cause), _phrase(effect)
-        except UnicodeDecodeError:
-            raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+    for number, text in _lines(path):
+        cause, sep, rest = text.partition(",[")
+        effects: object = None
+        if sep and cause.strip():
+            try:
+                effects = json.loads("[" + rest)
+            except json.JSONDecodeError:
+                effects = None
+        if not isinstance(effects, list) or not all(isinstance(e, str) for e in effects):
+            raise BankFormatError(f"{_where(path, number)}: not a ConceptNet cause line "
+                                  f"('cause,[\"effect\", ...]'): {text[:60]!r}")
+        for effect in effects:
+            yield _phrase(cause), _phrase(effect)
 
 
 def _phrase(text: str) -> str:
