@@ -66,6 +66,7 @@ def test_candidates_keep_the_first_beam_that_uses_every_concept_in_its_part_of_s
                                                   candidates=1))
     kept = generator.generate(sets, settings)
     assert len(seen) == 1 and len(seen[0]) == 3 and seen[0][0] == top[0].text
+    assert seen[0][1] != seen[0][0]  # else keeping the second would prove nothing
     assert kept[0].text == seen[0][1]
     monkeypatch.setattr(decoding, "uses_every_concept", lambda texts, *a, **k: [False] * len(texts))
     assert generator.generate(sets, settings)[0].text == top[0].text  # none fits: the top beam
