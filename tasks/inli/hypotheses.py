@@ -70,7 +70,7 @@ from dpc_files import (
     claim_output_folder,
     write_json,
 )
-from tasks.datasets import INLI_LABELS, InliRow, read_inli
+from tasks.datasets import INLI_LABELS, InliRow, read_inli, write_inli
 from tasks.errors import TaskError
 from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lora
 
@@ -494,7 +494,9 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated: explicit, neutral, contradiction")
     p.add_argument("--file", default=None,
                    help="INLI CSV (only premise and implied_entailment are read) ...")
-    p.add_argument("--out", default=None, help="... and the JSON lines file written for it")
+    p.add_argument("--out", default=None,
+                   help="... and the file written for it: an INLI CSV (the input's columns, "
+                   "which `dpc inli train` reads) when it ends in .csv, else JSON lines")
     p.add_argument("--limit", type=int, default=None, help="first N premises of --file")
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--generator", default=None,
@@ -548,9 +550,14 @@ def variants_command(args: argparse.Namespace) -> int:
             print(f"saved {out}: {json.dumps(summary)}")
             return 0
         labels = parse_labels(args.labels)
+        as_csv = bool(args.out) and Path(args.out).suffix.lower() == ".csv"
+        if as_csv and sorted(labels) != sorted(GENERATED_LABELS):
+            raise TaskError(f"--out {args.out!r} is an INLI CSV, which has every label: "
+                            f"--labels must be {','.join(GENERATED_LABELS)} (got "
+                            f"{','.join(labels)}); write JSON lines for fewer")
         if args.file:
             if not args.out:
-                raise TaskError("--file needs --out (a JSON lines file)")
+                raise TaskError("--file needs --out (an INLI CSV or a JSON lines file)")
             check_output_file(args.out, "--out", overwrite=args.overwrite)
             data = read_inli(args.file, partial=True)
             if data.skipped:
@@ -561,6 +568,7 @@ def variants_command(args: argparse.Namespace) -> int:
                       "implied_entailment")
             rows = rows[:args.limit] if args.limit else rows
             items = [(r.index, r.premise, r.implied_entailment) for r in rows]
+            datasets = [r.dataset for r in rows]
         else:
             if not args.premise or not args.implied or not args.premise.strip() \
                     or not args.implied.strip():
@@ -584,7 +592,17 @@ def variants_command(args: argparse.Namespace) -> int:
                         **{v.label: v.text for v in vs},
                         "satisfied": {v.label: v.satisfied for v in vs},
                         "constrained": not args.unconstrained})
-    if args.file:
+    if args.file and as_csv:
+        write_inli([InliRow(r["index"], dataset, r["premise"], r["implied_entailment"],
+                            **{lab: r[lab] for lab in GENERATED_LABELS})
+                    for r, dataset in zip(records, datasets, strict=True)],
+                   args.out, overwrite=args.overwrite, index_column=data.index_column or "")
+        unmet = 0 if args.unconstrained else sum(not all(r["satisfied"].values())
+                                                 for r in records)
+        print(f"wrote {len(records)} premise(s) to {args.out} (INLI CSV"
+              + (f"; {unmet} with a variant that misses its constraints" if unmet else "")
+              + ")")
+    elif args.file:
         with atomic_open(Path(args.out)) as handle:
             handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         print(f"wrote {len(records)} premise(s) to {args.out}")

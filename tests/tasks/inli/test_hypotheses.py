@@ -207,6 +207,16 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
                      model, "--max-new-tokens", "6", "--num-beams", "2"]) == 0
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(lines) == 3 and {"explicit_entailment", "neutral", "contradiction"} <= set(lines[0])
+    # an INLI CSV that `dpc inli train` reads: the input's rows, the variants in their columns
+    table = tmp_path / "variants.csv"
+    assert cli.main(["inli", "variants", "--file", str(src), "--out", str(table), "--generator",
+                     model, "--max-new-tokens", "6", "--num-beams", "2"]) == 0
+    given, written = read_inli(src).rows, read_inli(table)
+    assert [(r.index, r.dataset, r.premise, r.implied_entailment) for r in written.rows] == \
+        [(r.index, r.dataset, r.premise, r.implied_entailment) for r in given]
+    assert [r.explicit_entailment for r in written.rows] == \
+        [x["explicit_entailment"] for x in lines]
+    assert not written.skipped and written.index_column == read_inli(src).index_column
     capsys.readouterr()
     # bad input: one line, exit 2
     for argv, word in (
@@ -214,6 +224,8 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
             (["--premise", "p", "--implied", "h", "--labels", "entail"], "contradiction"),
             (["--premise", "", "--implied", "h"], "--premise"),
             (["--file", str(src), "--out", str(out)], "exists"),
+            (["--file", str(src), "--out", str(tmp_path / "few.csv"), "--labels", "neutral"],
+             "--labels must be"),
             (["--premise", "p", "--implied", "h", "--generator", str(tmp_path)],
              "variant_generator.json")):
         assert cli.main(["inli", "variants", *argv]) == 2, argv
