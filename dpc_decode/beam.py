@@ -137,11 +137,24 @@ class Allocation:
         return self.order.gather(-1, first), out.gather(-1, first)
 
 
-def allocate(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> Allocation:
+def allocate(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor,
+             score_slots: int = 0, slot_eligible: torch.Tensor | None = None) -> Allocation:
     """Dynamic beam allocation of the candidates (all (batch, n)), as an :class:`Allocation`:
-    :func:`dba_order` without sorting by rank."""
+    :func:`dba_order` without sorting by rank. With ``score_slots``, the best that many valid
+    candidates by score (of those ``slot_eligible``, (batch, n), where given) come first, best
+    first, whatever their bank; the rest follow in allocation order, a slot counting toward
+    its bank's share (:attr:`dpc_decode.options.BeamSearchOptions.score_slots`)."""
     order, sorted_rank, position = _bank_sorted(bank, score, valid)
-    return Allocation(order, torch.add(position, sorted_rank, alpha=order.shape[-1]))
+    key = torch.add(position, sorted_rank, alpha=order.shape[-1])
+    if score_slots:
+        slots = min(score_slots, order.shape[-1])
+        eligible = valid if slot_eligible is None else valid & slot_eligible
+        ordered = torch.where(eligible, score, score.new_full((), float("-inf"))).gather(-1, order)
+        best = ordered.topk(slots, dim=-1).indices  # (batch, slots) positions in ``order``
+        lead = torch.arange(slots, device=key.device).sub(slots).expand_as(best)  # -slots..-1
+        lead = torch.where(eligible.gather(-1, order).gather(-1, best), lead, key.gather(-1, best))
+        key = key.scatter(-1, best, lead)
+    return Allocation(order, key)
 
 
 def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:

@@ -192,13 +192,16 @@ def read_generation_request(
     input_width: int,
     strict: bool = False,
     feasible: bool = True,
+    score_slots: int = 0,
 ) -> tuple[GenerationRequest, dict[str, Any]]:
     """Merge settings as transformers does (``kwargs`` > ``generation_config`` > the model's),
     refuse what dpc cannot apply, and map the rest to dpc options and score settings.
 
     ``input_width`` is the length of ``input_ids`` (decoder-only) or 1 (encoder-decoder), to turn
-    ``max_length`` / ``min_length`` into new tokens. Returns the request and the kwargs that are
-    not generation settings (model inputs such as ``attention_mask``).
+    ``max_length`` / ``min_length`` into new tokens. ``strict``, ``feasible`` and
+    ``score_slots`` are dpc's own (:class:`~dpc_decode.options.BeamSearchOptions`;
+    ``score_slots`` is refused when sampling). Returns the request and the kwargs that are not
+    generation settings (model inputs such as ``attention_mask``).
     """
     model_config = getattr(model, "generation_config", None) or GenerationConfig()
     merged = copy.deepcopy(generation_config) if generation_config is not None else GenerationConfig()
@@ -271,6 +274,9 @@ def read_generation_request(
         "feasible": feasible,
     }
     options: BeamSearchOptions | SamplingOptions
+    if sampling and score_slots:
+        raise DpcError(f"`score_slots` (={score_slots}) is a beam search option; sampling "
+                       "keeps no beams")
     if sampling:
         options = SamplingOptions(
             num_samples=merged.num_return_sequences or 1,
@@ -285,6 +291,7 @@ def read_generation_request(
             num_return_sequences=merged.num_return_sequences or 1,
             length_penalty=merged.length_penalty if merged.length_penalty is not None else 1.0,
             early_stopping=merged.early_stopping if merged.early_stopping is not None else False,
+            score_slots=score_slots,
             **common,
         )
     request = GenerationRequest(

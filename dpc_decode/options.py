@@ -72,17 +72,28 @@ class BeamSearchOptions(DecodeOptions):
     feasible : bool
         Keep every hypothesis able to meet its remaining sets within ``max_new_tokens`` (see
         :mod:`dpc_decode.masks`). On by default; off gives plain dynamic beam allocation.
+    score_slots : int
+        Of the ``num_beams`` kept each step, this many go to the best candidates by score alone,
+        whatever their constraint progress; dynamic beam allocation fills the rest
+        (:func:`dpc_decode.beam.allocate`). 0 (the default): allocation alone, which gives each
+        progress bank an equal share, so with as many banks as beams the likeliest hypothesis
+        of the step can be dropped for one that met a set sooner. ``num_beams``: the beams of
+        plain beam search (EOS held back until every set is met), so an output plain search
+        would find that meets the sets is found too. CommonGen chose its value on dev
+        (benchmarks/commongen/RESULTS.md).
     """
 
     num_beams: int = 4
     num_return_sequences: int = 1
     length_penalty: float = 1.0
     early_stopping: bool | Literal["never"] = False
+    score_slots: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("num_beams", self.num_beams, 1)
         check_int("num_return_sequences", self.num_return_sequences, 1)
+        check_int("score_slots", self.score_slots, 0, self.num_beams)
         check_float("length_penalty", self.length_penalty)
         if self.num_return_sequences > self.num_beams:
             raise DpcError(

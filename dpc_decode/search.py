@@ -386,7 +386,8 @@ def beam_search(
         last = step == steps - 1
         log_probs = _masked_log_probs(log_probs, runner, search, history, eos, step, options)
         scored, states, bank = _score_candidates(log_probs, beam_scores, search, eos, vocab)
-        allocation = allocate(bank, scored.score, scored.valid)
+        allocation = allocate(bank, scored.score, scored.valid, options.score_slots,
+                              ~scored.is_eos if options.score_slots else None)
         head = _end_head(pool, scored, allocation, history, step, last, done, options)
         if last:
             break

@@ -142,3 +142,39 @@ def test_allocation_first_is_the_head_of_the_order(data):
     columns, flags = allocation.first_outside(k, excluded)
     assert columns.tolist() == order.gather(1, first).tolist()
     assert flags.tolist() == out.gather(1, first).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_score_slots_put_the_best_scores_first_then_the_allocation_order(data):
+    """allocate(..., score_slots=s, slot_eligible=e): the s best valid candidates of e by score
+    lead, best first, whatever their bank; the rest follow in dynamic beam allocation order."""
+    rows, n = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 16))
+    slots, k = data.draw(st.integers(0, n)), data.draw(st.integers(1, n))
+
+    def grid(values):
+        return data.draw(st.lists(st.lists(values, min_size=n, max_size=n), min_size=rows,
+                                  max_size=rows))
+
+    bank = torch.tensor(grid(st.integers(0, 3)))
+    # distinct scores, so that the order is one
+    score = torch.tensor([data.draw(st.permutations([-0.25 * i for i in range(n)]))
+                          for _ in range(rows)])
+    valid = torch.tensor(grid(st.booleans()))
+    eligible = torch.tensor(grid(st.booleans())) if data.draw(st.booleans()) else None
+    order = dba_order(bank, score, valid).tolist()
+    got = allocate(bank, score, valid, slots, eligible).first(k).tolist()
+    for row in range(rows):
+        best = sorted((c for c in range(n) if valid[row, c]
+                       and (eligible is None or eligible[row, c])), key=lambda c: -score[row, c])
+        lead = best[:slots]
+        assert got[row] == (lead + [c for c in order[row] if c not in lead])[:k]
+
+
+def test_score_slots_keep_the_best_path_of_a_bank_left_behind():
+    # banks 2, 1, 0 and beam 2: allocation keeps the heads of banks 2 and 1; one score slot
+    # keeps the best candidate overall (bank 0) first, then bank 2's head
+    bank, score = torch.tensor([[0, 0, 1, 2]]), torch.tensor([[-0.1, -0.2, -5.0, -9.0]])
+    valid = torch.ones_like(bank, dtype=torch.bool)
+    assert allocate(bank, score, valid).first(2).tolist() == [[3, 2]]
+    assert allocate(bank, score, valid, score_slots=1).first(2).tolist() == [[0, 3]]

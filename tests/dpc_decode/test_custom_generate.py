@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from dpc_decode import CUSTOM_GENERATE_DIR, generate, satisfies
+from dpc_decode import CUSTOM_GENERATE_DIR, DpcError, generate, satisfies
 
 from .conftest import tiny_gpt2, tiny_t5
 
@@ -40,3 +41,21 @@ def test_seq2seq_through_custom_generate(monkeypatch):
     assert seqs[0, 0].item() == model.config.decoder_start_token_id
     body = [t for t in seqs[0, 1:].tolist()]
     assert satisfies(body, SETS)
+
+
+def test_score_slots_through_custom_generate(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = tiny_gpt2(seed=3)
+    ids = torch.tensor([[5, 6, 7, 8]])
+    out = model.generate(ids, attention_mask=torch.ones_like(ids),
+                         custom_generate=str(CUSTOM_GENERATE_DIR), trust_remote_code=True,
+                         constraints=SETS, num_beams=4, max_new_tokens=8, score_slots=4)
+    direct = generate(model, None, [[5, 6, 7, 8]], SETS, num_beams=4, max_new_tokens=8,
+                      score_slots=4)[0][0]
+    assert out[0, 4:4 + len(direct.token_ids)].tolist() == list(direct.token_ids)
+    with pytest.raises(DpcError, match=r"`score_slots` \(=2\) is a beam search option"):
+        model.generate(ids, attention_mask=torch.ones_like(ids),
+                       custom_generate=str(CUSTOM_GENERATE_DIR), trust_remote_code=True,
+                       constraints=SETS, do_sample=True, max_new_tokens=8, score_slots=2)
+    with pytest.raises(DpcError, match=r"`score_slots` \(=5\) must be an integer"):
+        generate(model, None, [[5, 6, 7, 8]], SETS, num_beams=4, score_slots=5)

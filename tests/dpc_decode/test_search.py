@@ -357,3 +357,23 @@ def test_an_output_says_which_end_token_ended_it():
                 assert o.end_token_id is None
     cut = generate(model, None, INPUTS, num_beams=2, max_new_tokens=3, eos_token_id=None)
     assert all(o.end_token_id is None and not o.finished for row in cut for o in row)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_score_slots_find_what_plain_search_finds(family, seed):
+    """With every slot a score slot, the beams are plain beam search's (EOS aside), so when
+    plain search's best output meets the sets, the constrained search returns one at least as
+    good; dynamic beam allocation alone gives no such promise."""
+    name, build = family
+    model = build(seed=seed)
+    rng = random.Random(seed)
+    plain = generate(model, None, INPUTS, num_beams=4, max_new_tokens=10)
+    sets = []
+    for outputs in plain:
+        ids = list(outputs[0].token_ids)
+        picked = rng.sample(ids, min(2, len(ids)))
+        sets.append([[[t], [rng.randrange(2, 40)]] for t in picked])  # each met by plain's best
+    ours = generate(model, None, INPUTS, sets, num_beams=4, max_new_tokens=10, score_slots=4)
+    for free, constrained in zip(plain, ours):
+        assert constrained[0].satisfied, name
+        assert constrained[0].score >= free[0].score - 1e-5, name

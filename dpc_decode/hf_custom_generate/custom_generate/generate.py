@@ -48,6 +48,7 @@ def generate(
     tokenizer: Any = None,
     strict: bool = False,
     feasible: bool = True,
+    score_slots: int = 0,
     tokenize: Any = None,
     **kwargs: Any,
 ) -> Any:
@@ -57,7 +58,8 @@ def generate(
     ``sequences``, ``sequences_scores`` and ``dpc_outputs`` (the full
     :class:`dpc_decode.GeneratedSequence` reports). ``logits_processor`` objects are applied
     after the ones the settings ask for, as transformers does. ``tokenize`` is
-    :class:`dpc_decode.TokenizeOptions` for text constraints (``whole_word=True``: whole words)."""
+    :class:`dpc_decode.TokenizeOptions` for text constraints (``whole_word=True``: whole words);
+    ``strict``, ``feasible`` and ``score_slots`` are :class:`dpc_decode.BeamSearchOptions`'."""
     for name, reason in _UNSUPPORTED_ARGUMENTS.items():
         value = kwargs.pop(name, None)
         if value is not None and value is not False and not (isinstance(value, list) and not value):
@@ -71,7 +73,7 @@ def generate(
     is_enc_dec = bool(model.config.is_encoder_decoder)
     request, rest = read_generation_request(
         model, generation_config, kwargs, 1 if is_enc_dec else input_ids.shape[-1],
-        strict=strict, feasible=feasible,
+        strict=strict, feasible=feasible, score_slots=score_slots,
     )
     unused = sorted(k for k, v in rest.items() if v is not None)
     if unused:
