@@ -381,13 +381,16 @@ def beam_search(
     # an eighth of it (its beams' scores stay, unused: a done input adds nothing to its pool).
     running = torch.arange(batch, device=device)
     compact = True
+    # Without constraints there is one bank and allocation is score order already; score slots
+    # would only move EOS candidates behind the others in the head.
+    slots = options.score_slots if automaton is not None else 0
 
     for step in range(steps):
         last = step == steps - 1
         log_probs = _masked_log_probs(log_probs, runner, search, history, eos, step, options)
         scored, states, bank = _score_candidates(log_probs, beam_scores, search, eos, vocab)
-        allocation = allocate(bank, scored.score, scored.valid, options.score_slots,
-                              ~scored.is_eos if options.score_slots else None)
+        allocation = allocate(bank, scored.score, scored.valid, slots,
+                              ~scored.is_eos if slots else None)
         head = _end_head(pool, scored, allocation, history, step, last, done, options)
         if last:
             break

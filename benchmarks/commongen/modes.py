@@ -105,9 +105,14 @@ def main() -> None:
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated, plain first")
     defaults = DecodeSettings()
     ap.add_argument("--num-beams", type=int, default=defaults.num_beams)
+    ap.add_argument("--plain-num-beams", type=int, default=None,
+                    help="plain mode's beams (default: --num-beams)")
     ap.add_argument("--no-repeat-ngram-size", type=int, default=defaults.no_repeat_ngram_size)
     ap.add_argument("--candidates", type=int, default=defaults.candidates,
                     help="default: all beams")
+    ap.add_argument("--score-slots", type=int, default=defaults.score_slots)
+    ap.add_argument("--early-stopping", action=argparse.BooleanOptionalAction,
+                    default=defaults.early_stopping)
     ap.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--hf456", type=int, default=0, help="sets also decoded by 4.56.2")
@@ -125,9 +130,14 @@ def main() -> None:
         references.setdefault(tuple(sorted(lemmas(concepts))), []).append(sentence)
     refs = [references[tuple(sorted(lemmas(s)))] for s in sets]
     generator = SentenceGenerator.load(args.model)
-    settings = {m: DecodeSettings(mode=m, num_beams=args.num_beams,
+    plain_beams = args.plain_num_beams or args.num_beams
+    settings = {m: DecodeSettings(mode=m, num_beams=plain_beams if m == "plain" else args.num_beams,
                                   no_repeat_ngram_size=args.no_repeat_ngram_size,
-                                  candidates=args.candidates, max_new_tokens=args.max_new_tokens)
+                                  candidates=args.candidates and min(args.candidates, plain_beams)
+                                  if m == "plain" else args.candidates,
+                                  max_new_tokens=args.max_new_tokens,
+                                  score_slots=0 if m == "plain" else args.score_slots,
+                                  early_stopping=args.early_stopping)
                 for m in modes}
     generator.generate(sets[:2], settings[modes[-1]])  # warm-up
     texts: dict[str, list[str]] = {m: [] for m in modes}
@@ -146,7 +156,8 @@ def main() -> None:
     report: dict[str, Any] = {
         "command": " ".join(sys.argv), "sets": len(sets), "threads": args.threads,
         "torch": torch.__version__, "model": os.fspath(args.model), "start": args.start,
-        "settings": {k: v for k, v in vars(settings["plain"]).items() if k != "mode"},
+        "settings": {m: {k: v for k, v in vars(settings[m]).items() if k != "mode"}
+                     for m in modes},
         "modes": {}}
     for mode in modes:
         scores = evaluate(list(zip(texts[mode], sets, strict=True)), refs)
@@ -167,8 +178,9 @@ def main() -> None:
     if args.hf456:
         few = sets[:args.hf456]
         # like for like: 4.56's beam search repeats n-grams and returns its top beam
-        one = DecodeSettings(**{**vars(settings["plain"]), "mode": "dpc", "batch_size": 1,
-                                "no_repeat_ngram_size": 0, "candidates": 1})
+        one = DecodeSettings(**{**vars(settings[modes[-1]]), "mode": "dpc", "batch_size": 1,
+                                "no_repeat_ngram_size": 0, "candidates": 1, "score_slots": 0,
+                                "early_stopping": False})
         started = time.perf_counter()
         mine = generator.generate(few, one)
         dpc_one = time.perf_counter() - started

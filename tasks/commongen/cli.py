@@ -57,13 +57,19 @@ def add_commongen_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--model", default=None,
                    help="generator folder (dpc commongen train; default: the bundled one, "
                    "SmolLM2-135M + a CommonGen LoRA)")
-    g.add_argument("--num-beams", type=int, default=None, help="beams (default: 5)")
+    g.add_argument("--num-beams", type=int, default=None, help="beams (default: 8)")
     g.add_argument("--max-new-tokens", type=int, default=None, help="default: 32")
     g.add_argument("--no-repeat-ngram-size", type=int, default=None,
                    help="n-grams that may not repeat (default: 3; 0: off)")
     g.add_argument("--candidates", type=int, default=None,
                    help="final beams read: the first whose spaCy tags use every concept in its "
                    "part of speech is kept (default: all beams; 1: the top beam)")
+    g.add_argument("--score-slots", type=int, default=None,
+                   help="beams kept by score alone each step, whatever their constraint "
+                   "progress (the engine's score_slots; default: see DecodeSettings)")
+    g.add_argument("--early-stopping", action=argparse.BooleanOptionalAction, default=None,
+                   help="a set is done once its beams have that many finished sentences "
+                   "(transformers' early_stopping=True; default: see DecodeSettings)")
     g.add_argument("--batch-size", type=int, default=16, help="concept sets decoded at once")
     g.add_argument("--limit", type=int, default=None, help="the first N distinct sets only")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -113,7 +119,8 @@ def generate_command(args: argparse.Namespace) -> int:
         from tasks.errors import TaskError
 
         given = {name: getattr(args, name) for name in
-                 ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "candidates")
+                 ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "candidates",
+                  "score_slots", "early_stopping")
                  if getattr(args, name) is not None}
         settings = DecodeSettings(mode=args.mode, batch_size=args.batch_size, **given)
         if args.limit is not None:

@@ -38,15 +38,19 @@ def hf_outputs(model, prompt, **kw):
     return result
 
 
-@pytest.mark.parametrize("length_penalty", [1.0, 0.0, 2.0])
-def test_unconstrained_equals_transformers_beam_search(family, length_penalty):
+@pytest.mark.parametrize(("length_penalty", "score_slots", "early_stopping"),
+                         [(1.0, 0, False), (0.0, 0, False), (2.0, 0, False), (1.0, 4, False),
+                          (1.0, 0, True)])
+def test_unconstrained_equals_transformers_beam_search(family, length_penalty, score_slots,
+                                                       early_stopping):
     name, build = family
     model = build()
     ours = generate(model, None, INPUTS, num_beams=4, num_return_sequences=4, max_new_tokens=10,
-                    length_penalty=length_penalty)
+                    length_penalty=length_penalty, score_slots=score_slots,
+                    early_stopping=early_stopping)
     for prompt, outputs in zip(INPUTS, ours):
         theirs = hf_outputs(model, prompt, num_beams=4, num_return_sequences=4, max_new_tokens=10,
-                            length_penalty=length_penalty)
+                            length_penalty=length_penalty, early_stopping=early_stopping)
         assert [list(o.token_ids) for o in outputs] == [t for t, _ in theirs], name
         assert [o.score for o in outputs] == pytest.approx([s for _, s in theirs], abs=1e-4)
 
@@ -377,3 +381,4 @@ def test_score_slots_find_what_plain_search_finds(family, seed):
     for free, constrained in zip(plain, ours):
         assert constrained[0].satisfied, name
         assert constrained[0].score >= free[0].score - 1e-5, name
+

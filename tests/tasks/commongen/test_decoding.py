@@ -77,3 +77,31 @@ def test_candidates_are_checked_against_the_beams() -> None:
         DecodeSettings(num_beams=2, candidates=3)
     with pytest.raises(DpcError, match="no_repeat_ngram_size"):
         DecodeSettings(no_repeat_ngram_size=-1)
+
+
+def test_score_slots_and_early_stopping_reach_the_engine(
+        commongen_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tasks.commongen.decoding as decoding
+
+    assert DecodeSettings().slots == 5 and DecodeSettings(num_beams=3).slots == 3
+    assert DecodeSettings(num_beams=4, score_slots=1).slots == 1
+    with pytest.raises(DpcError, match="score_slots"):
+        DecodeSettings(num_beams=4, score_slots=5)
+    with pytest.raises(DpcError, match="early_stopping 'yes'"):
+        DecodeSettings(early_stopping="yes")  # type: ignore[arg-type]
+    generator = SentenceGenerator.load(commongen_model)
+    calls: list[dict] = []
+    engine = decoding.dpc_generate
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return engine(*args, **kwargs)
+
+    monkeypatch.setattr(decoding, "dpc_generate", spy)
+    sets = [parse_concept_set("dog_N#frisbee_N#catch_V")]
+    out = generator.generate(sets, DecodeSettings(num_beams=3, score_slots=1,
+                                                  early_stopping=False, max_new_tokens=12))
+    assert out[0].satisfied
+    assert (calls[-1]["score_slots"], calls[-1]["early_stopping"]) == (1, False)
+    generator.generate(sets, DecodeSettings(num_beams=3, max_new_tokens=12))
+    assert (calls[-1]["score_slots"], calls[-1]["early_stopping"]) == (3, True)
