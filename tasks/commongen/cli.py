@@ -68,8 +68,8 @@ def add_commongen_parser(sub: Any) -> argparse.ArgumentParser:
                    help="beams kept by score alone each step, whatever their constraint "
                    "progress (the engine's score_slots; default: see DecodeSettings)")
     g.add_argument("--early-stopping", action=argparse.BooleanOptionalAction, default=None,
-                   help="a set is done once its beams have that many finished sentences "
-                   "(transformers' early_stopping=True; default: see DecodeSettings)")
+                   help="a set is done once --num-beams sentences have finished "
+                   "(transformers' early_stopping=True; default: on, see DecodeSettings)")
     g.add_argument("--batch-size", type=int, default=16, help="concept sets decoded at once")
     g.add_argument("--limit", type=int, default=None, help="the first N distinct sets only")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out")

@@ -92,9 +92,9 @@ class DecodeSettings:
     (:func:`uses_every_concept`), or the top one when none does (1: the top beam, no tagging);
     ``score_slots``: beams kept by score alone each step (:class:`dpc_decode.BeamSearchOptions`;
     ``None``: 5, or every beam when there are fewer; with 5 of 8, plain 5-beam search's
-    hypotheses are all kept and the other 3 go to constraint progress); ``early_stopping``: a set is done once its pool holds ``num_beams``
-    finished sentences (under constraints every beam's ending that meets all sets joins it, so
-    this comes soon). The defaults were chosen on the first half of CommonGen dev and confirmed
+    hypotheses are all kept and the other 3 go to constraint progress); ``early_stopping``: a
+    set is done once its pool holds ``num_beams`` finished sentences (under constraints every
+    beam's ending that meets all sets joins it, so this comes soon). The defaults were chosen on the first half of CommonGen dev and confirmed
     once on the second (benchmarks/commongen/RESULTS.md)."""
 
     mode: str = "dpc"
