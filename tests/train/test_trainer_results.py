@@ -23,7 +23,7 @@ import torch
 from safetensors.torch import load_file
 
 #: Relative tolerance: the runs are deterministic on one machine; this allows for nothing but
-#: a different summation order of the digest itself.
+#: a different summation order of the digest itself (other CPUs: :func:`expected`).
 RTOL = 1e-6
 
 
@@ -319,6 +319,32 @@ EXPECTED: dict[str, dict[str, Any]] = {'generator': {'first_steps': 3,
                                                                     -14.338324546813965]}}
 
 
+#: The two runs whose numbers depend on the CPU's vector instructions (BERT's matrix products and
+#: the committee's convolutions and LSTM move by up to 2% after a few steps of Adam between an
+#: AVX2 and a wider CPU, with no change to any trainer). EXPECTED holds them as recorded on the
+#: machine where they were first taken (and CI passed); these are the same runs recorded on an
+#: AVX2 machine (``torch.backends.cpu.get_cpu_capability() == "AVX2"``) at 935f34c, whose
+#: trainers are a61efcc's, which gave EXPECTED's values on that first machine.
+EXPECTED_AVX2: dict[str, dict[str, Any]] = {'cross_encoder': {'choice_history': [{'dev_accuracy': 0.25, 'step': 3},
+                                      {'dev_accuracy': 1.0, 'step': 6},
+                                      {'dev_accuracy': 1.0, 'step': 9},
+                                      {'dev_accuracy': 1.0, 'step': 10}],
+                   'choice_weights': [21.511388824184948, 245.62384473352714],
+                   'pair_history': [{'dev_accuracy': 0.6666666666666666, 'step': 6},
+                                    {'dev_accuracy': 0.6666666666666666, 'step': 12}],
+                   'pair_steps': 12,
+                   'pair_weights': [21.115035575710237, 245.49960484503146]},
+ 'swag_committee': {'cnn': [-44.69665013609989, 1264.0038659910158, -69.2506332397461],
+                    'lstm': [-74.7721942286662, 1475.918734642988, -14.378059387207031]}}
+
+
+def expected(name: str) -> dict[str, Any]:
+    """The recorded values of run ``name`` for this CPU (:data:`EXPECTED_AVX2` on AVX2)."""
+    if torch.backends.cpu.get_cpu_capability() == "AVX2" and name in EXPECTED_AVX2:
+        return EXPECTED_AVX2[name]
+    return EXPECTED[name]
+
+
 def _close(got: Any, want: Any) -> None:
     if isinstance(want, dict):
         assert isinstance(got, dict) and got.keys() == want.keys()
@@ -345,7 +371,7 @@ def test_lora_results_are_unchanged(tiny_lm: Path, tmp_path: Path) -> None:
 
 def test_cross_encoder_results_are_unchanged(seeded_bert: Path, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    _close(run_cross_encoder(seeded_bert, tmp_path, monkeypatch), EXPECTED["cross_encoder"])
+    _close(run_cross_encoder(seeded_bert, tmp_path, monkeypatch), expected("cross_encoder"))
 
 
 def test_causal_bert_results_are_unchanged(tmp_path: Path,
@@ -358,7 +384,7 @@ def test_copa_ranking_results_are_unchanged() -> None:
 
 
 def test_swag_committee_results_are_unchanged() -> None:
-    _close(run_swag_committee(), EXPECTED["swag_committee"])
+    _close(run_swag_committee(), expected("swag_committee"))
 
 
 def test_the_digest_moves_with_any_weight() -> None:
