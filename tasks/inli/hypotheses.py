@@ -597,11 +597,12 @@ def variants_command(args: argparse.Namespace) -> int:
                             **{lab: r[lab] for lab in GENERATED_LABELS})
                     for r, dataset in zip(records, datasets, strict=True)],
                    args.out, overwrite=args.overwrite, index_column=data.index_column or "")
-        unmet = 0 if args.unconstrained else sum(not all(r["satisfied"].values())
-                                                 for r in records)
+        unmet = sum(any(v is False for v in r["satisfied"].values()) for r in records)
+        empty = sum(any(not r[lab].strip() for lab in GENERATED_LABELS) for r in records)
         print(f"wrote {len(records)} premise(s) to {args.out} (INLI CSV"
               + (f"; {unmet} with a variant that misses its constraints" if unmet else "")
-              + ")")
+              + (f"; {empty} with an empty variant, which `dpc inli train` skips" if empty
+                 else "") + ")")
     elif args.file:
         with atomic_open(Path(args.out)) as handle:
             handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
