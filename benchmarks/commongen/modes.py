@@ -130,15 +130,13 @@ def main() -> None:
         references.setdefault(tuple(sorted(lemmas(concepts))), []).append(sentence)
     refs = [references[tuple(sorted(lemmas(s)))] for s in sets]
     generator = SentenceGenerator.load(args.model)
-    plain_beams = args.plain_num_beams or args.num_beams
-    settings = {m: DecodeSettings(mode=m, num_beams=plain_beams if m == "plain" else args.num_beams,
-                                  no_repeat_ngram_size=args.no_repeat_ngram_size,
-                                  candidates=args.candidates and min(args.candidates, plain_beams)
-                                  if m == "plain" else args.candidates,
-                                  max_new_tokens=args.max_new_tokens,
-                                  score_slots=0 if m == "plain" else args.score_slots,
-                                  early_stopping=args.early_stopping)
-                for m in modes}
+    common = {"no_repeat_ngram_size": args.no_repeat_ngram_size, "candidates": args.candidates,
+              "max_new_tokens": args.max_new_tokens, "early_stopping": args.early_stopping}
+    settings = {m: DecodeSettings(mode=m, num_beams=args.num_beams, score_slots=args.score_slots,
+                                  **common) for m in modes}
+    if args.plain_num_beams:  # no score slot: they mean nothing without constraints
+        settings["plain"] = DecodeSettings(mode="plain", num_beams=args.plain_num_beams,
+                                           score_slots=0, **common)
     generator.generate(sets[:2], settings[modes[-1]])  # warm-up
     texts: dict[str, list[str]] = {m: [] for m in modes}
     seconds = dict.fromkeys(modes, 0.0)

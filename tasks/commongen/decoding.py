@@ -94,8 +94,9 @@ class DecodeSettings:
     ``None``: 5, or every beam when there are fewer; with 5 of 8, plain 5-beam search's
     hypotheses are all kept and the other 3 go to constraint progress); ``early_stopping``: a
     set is done once its pool holds ``num_beams`` finished sentences (under constraints every
-    beam's ending that meets all sets joins it, so this comes soon). The defaults were chosen on the first half of CommonGen dev and confirmed
-    once on the second (benchmarks/commongen/RESULTS.md)."""
+    beam's ending that meets all sets joins it, so this comes soon). The defaults were chosen on
+    the first half of CommonGen dev and confirmed once on the second
+    (benchmarks/commongen/RESULTS.md)."""
 
     mode: str = "dpc"
     num_beams: int = 8
@@ -173,7 +174,8 @@ class SentenceGenerator:
             num_beams=settings.num_beams,
             num_return_sequences=settings.candidates or settings.num_beams,
             no_repeat_ngram_size=settings.no_repeat_ngram_size, score_slots=settings.slots,
-            early_stopping=settings.early_stopping, max_new_tokens=settings.max_new_tokens, eos_token_id=self.eos,
+            early_stopping=settings.early_stopping, max_new_tokens=settings.max_new_tokens,
+            eos_token_id=self.eos,
             batch_size=settings.batch_size, generation_config=None, logits_processor=processors)
         sentences = []
         for concepts, out in zip(sets, outs, strict=True):

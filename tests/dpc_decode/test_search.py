@@ -381,4 +381,3 @@ def test_score_slots_find_what_plain_search_finds(family, seed):
     for free, constrained in zip(plain, ours):
         assert constrained[0].satisfied, name
         assert constrained[0].score >= free[0].score - 1e-5, name
-
