@@ -1,9 +1,10 @@
 """CommonGen dev: a grid of decoding settings on the choice half, one setting after another.
 
-Each argument is ``MODE:BEAMS:SCORE_SLOTS``; every setting decodes the same distinct dev sets
-(``--start``, ``--limit``) in batches of 16 with :class:`tasks.commongen.decoding.DecodeSettings`
-(the other fields at their defaults, ``--early-stopping`` or not) and prints its seconds and
-scores as one JSON line (appended to ``--out`` too). Settings run one after another, not
+Each argument is ``MODE:BEAMS:SCORE_SLOTS`` (``:first`` after it: ``plain_first``); every
+setting decodes the same distinct dev sets (``--start``, ``--limit``) in batches of 16 with
+:class:`tasks.commongen.decoding.DecodeSettings` (the other fields at their defaults,
+``--early-stopping`` or not) and prints its seconds and scores as one JSON line (appended to
+``--out`` too). Settings run one after another, not
 interleaved batch by batch as ``modes.py`` does: compare seconds within one run on a quiet
 machine only.
 
@@ -34,7 +35,7 @@ DATA = ROOT.parent / "shared/data/commongen"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("settings", nargs="+", help="MODE:BEAMS:SCORE_SLOTS, e.g. dpc:8:5")
+    ap.add_argument("settings", nargs="+", help="MODE:BEAMS:SCORE_SLOTS[:first], e.g. dpc:8:5")
     ap.add_argument("--model", default=str(BUNDLED_SENTENCE_LM))
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--limit", type=int, default=160)
@@ -52,9 +53,11 @@ def main() -> None:
     refs = [references[tuple(sorted(lemmas(s)))] for s in sets]
     generator = SentenceGenerator.load(args.model)
     for setting in args.settings:
-        mode, beams, slots = setting.split(":")
+        mode, beams, slots, *first = setting.split(":")
+        if first not in ([], ["first"]):
+            ap.error(f"{setting!r}: MODE:BEAMS:SCORE_SLOTS or MODE:BEAMS:SCORE_SLOTS:first")
         settings = DecodeSettings(mode=mode, num_beams=int(beams), score_slots=int(slots),
-                                  early_stopping=args.early_stopping)
+                                  early_stopping=args.early_stopping, plain_first=bool(first))
         texts: list[str] = []
         started = time.perf_counter()
         for at in range(0, len(sets), settings.batch_size):
@@ -64,7 +67,8 @@ def main() -> None:
         scores = evaluate(list(zip(texts, sets, strict=True)), refs).as_dict()
         row = {"setting": setting, "early_stopping": args.early_stopping, "start": args.start,
                "sets": len(sets), "seconds": round(seconds, 1),
-               **{k: round(scores[k], 4) for k in ("coverage", "pos", "bleu4", "cider")}}
+               **{k: round(scores[k], 4) for k in ("coverage", "pos", "bleu4", "cider",
+                                                   "coverage_forms", "pos_forms")}}
         print(json.dumps(row), flush=True)
         if args.out:
             with open(args.out, "a", encoding="utf-8") as handle:

@@ -102,7 +102,8 @@ def main() -> None:
     ap.add_argument("--sets", default=str(DATA / "commongen.dev.cs_str.txt"))
     ap.add_argument("--start", type=int, default=0, help="skip the first N distinct sets")
     ap.add_argument("--limit", type=int, default=None, help="then take N distinct sets")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated, plain first")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="comma-separated, plain first; MODE+first: that mode with plain_first")
     defaults = DecodeSettings()
     ap.add_argument("--num-beams", type=int, default=defaults.num_beams)
     ap.add_argument("--plain-num-beams", type=int, default=None,
@@ -123,8 +124,8 @@ def main() -> None:
     sets = distinct(read_concept_sets(args.src))[args.start:]
     sets = sets[:args.limit]
     modes = args.modes.split(",")
-    if modes[0] != "plain" or any(m not in MODES for m in modes):
-        ap.error(f"--modes {args.modes!r}: plain first, then any of {MODES[1:]}")
+    if modes[0] != "plain" or any(m.removesuffix("+first") not in MODES[1:] for m in modes[1:]):
+        ap.error(f"--modes {args.modes!r}: plain first, then any of {MODES[1:]} (+first)")
     references: dict[tuple[str, ...], list[str]] = {}
     for concepts, sentence in read_pairs(args.sets, args.refs):
         references.setdefault(tuple(sorted(lemmas(concepts))), []).append(sentence)
@@ -132,7 +133,8 @@ def main() -> None:
     generator = SentenceGenerator.load(args.model)
     common = {"no_repeat_ngram_size": args.no_repeat_ngram_size, "candidates": args.candidates,
               "max_new_tokens": args.max_new_tokens, "early_stopping": args.early_stopping}
-    settings = {m: DecodeSettings(mode=m, num_beams=args.num_beams, score_slots=args.score_slots,
+    settings = {m: DecodeSettings(mode=m.removesuffix("+first"), num_beams=args.num_beams,
+                                  score_slots=args.score_slots, plain_first=m.endswith("+first"),
                                   **common) for m in modes}
     if args.plain_num_beams:  # no score slot: they mean nothing without constraints
         settings["plain"] = DecodeSettings(mode="plain", num_beams=args.plain_num_beams,
@@ -178,7 +180,7 @@ def main() -> None:
         # like for like: 4.56's beam search repeats n-grams and returns its top beam
         one = DecodeSettings(**{**vars(settings[modes[-1]]), "mode": "dpc", "batch_size": 1,
                                 "no_repeat_ngram_size": 0, "candidates": 1, "score_slots": 0,
-                                "early_stopping": False})
+                                "early_stopping": False, "plain_first": False})
         started = time.perf_counter()
         mine = generator.generate(few, one)
         dpc_one = time.perf_counter() - started

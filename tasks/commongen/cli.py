@@ -70,6 +70,10 @@ def add_commongen_parser(sub: Any) -> argparse.ArgumentParser:
     g.add_argument("--early-stopping", action=argparse.BooleanOptionalAction, default=None,
                    help="a set is done once --num-beams sentences have finished "
                    "(transformers' early_stopping=True; default: on, see DecodeSettings)")
+    g.add_argument("--plain-first", action=argparse.BooleanOptionalAction, default=None,
+                   help="decode every set without constraints first and keep that sentence "
+                   "where it uses every concept in its part of speech; constrain the rest "
+                   "(default: see DecodeSettings)")
     g.add_argument("--batch-size", type=int, default=16, help="concept sets decoded at once")
     g.add_argument("--limit", type=int, default=None, help="the first N distinct sets only")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -120,7 +124,7 @@ def generate_command(args: argparse.Namespace) -> int:
 
         given = {name: getattr(args, name) for name in
                  ("num_beams", "max_new_tokens", "no_repeat_ngram_size", "candidates",
-                  "score_slots", "early_stopping")
+                  "score_slots", "early_stopping", "plain_first")
                  if getattr(args, name) is not None}
         settings = DecodeSettings(mode=args.mode, batch_size=args.batch_size, **given)
         if args.limit is not None:

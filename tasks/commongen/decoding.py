@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +94,11 @@ class DecodeSettings:
     ``None``: 5, or every beam when there are fewer; with 5 of 8, plain 5-beam search's
     hypotheses are all kept and the other 3 go to constraint progress); ``early_stopping``: a
     set is done once its pool holds ``num_beams`` finished sentences (under constraints every
-    beam's ending that meets all sets joins it, so this comes soon). The defaults were chosen on
-    the first half of CommonGen dev and confirmed once on the second
+    beam's ending that meets all sets joins it, so this comes soon); ``plain_first``: in a
+    constrained mode, every set is first decoded without constraints, and a set keeps that
+    sentence when one of its read beams uses every concept in its tagged part of speech; only
+    the others are decoded with constraints (generate, verify, constrain what failed). The
+    defaults were chosen on the first half of CommonGen dev and confirmed once on the second
     (benchmarks/commongen/RESULTS.md)."""
 
     mode: str = "dpc"
@@ -106,6 +109,7 @@ class DecodeSettings:
     candidates: int | None = None
     score_slots: int | None = None
     early_stopping: bool = True
+    plain_first: bool = False
 
     def __post_init__(self) -> None:
         _check_mode(self.mode)
@@ -117,8 +121,9 @@ class DecodeSettings:
             check_int("candidates", self.candidates, 1, self.num_beams)
         if self.score_slots is not None:
             check_int("score_slots", self.score_slots, 0, self.num_beams)
-        if not isinstance(self.early_stopping, bool):
-            raise TaskError(f"early_stopping {self.early_stopping!r} is not True or False")
+        for name in ("early_stopping", "plain_first"):
+            if not isinstance(getattr(self, name), bool):
+                raise TaskError(f"{name} {getattr(self, name)!r} is not True or False")
 
     @property
     def slots(self) -> int:
@@ -129,11 +134,14 @@ class DecodeSettings:
 @dataclass(frozen=True)
 class Sentence:
     """One decoded sentence: its text, whether it meets every set of its mode (``None`` in
-    ``plain`` mode) and its beam score."""
+    ``plain`` mode; for a sentence ``plain_first`` kept, whether it uses every concept by
+    :func:`uses_every_concept`, which is ``True``), its beam score and whether it was decoded
+    without constraints (``plain`` mode, or kept by ``plain_first``)."""
 
     text: str
     satisfied: bool | None
     score: float
+    unconstrained: bool = False
 
 
 class SentenceGenerator:
@@ -161,9 +169,28 @@ class SentenceGenerator:
 
     def generate(self, sets: Sequence[ConceptSet], settings: DecodeSettings = DecodeSettings()
                  ) -> list[Sentence]:
-        """One sentence per concept set, decoded in ``settings.mode``."""
+        """One sentence per concept set, decoded in ``settings.mode`` (after an unconstrained
+        decode when ``settings.plain_first``)."""
         if not sets:
             return []
+        if settings.mode == "plain" or not settings.plain_first:
+            return [self._choose(beams, concepts)
+                    for beams, concepts in zip(self._decode(sets, settings), sets, strict=True)]
+        plain = replace(settings, mode="plain", plain_first=False)
+        chosen: list[Sentence | None] = []
+        for beams, concepts in zip(self._decode(sets, plain), sets, strict=True):
+            fits = uses_every_concept([b.text for b in beams], concepts)
+            kept = [replace(b, satisfied=True) for b, fit in zip(beams, fits, strict=True) if fit]
+            chosen.append(kept[0] if kept else None)
+        rest = [i for i, sentence in enumerate(chosen) if sentence is None]
+        decoded = self._decode([sets[i] for i in rest], settings) if rest else []
+        for i, beams in zip(rest, decoded, strict=True):
+            chosen[i] = self._choose(beams, sets[i])
+        return [sentence for sentence in chosen if sentence is not None]
+
+    def _decode(self, sets: Sequence[ConceptSet], settings: DecodeSettings
+                ) -> list[list[Sentence]]:
+        """Every set's read beams (``settings.candidates`` of them), best first."""
         constraints = [constraint_sets(s, settings.mode) for s in sets]
         processors = ([SuppressTokensLogitsProcessor(self.line_breaks, device=self.model.device)]
                       if self.line_breaks else None)
@@ -177,29 +204,36 @@ class SentenceGenerator:
             early_stopping=settings.early_stopping, max_new_tokens=settings.max_new_tokens,
             eos_token_id=self.eos,
             batch_size=settings.batch_size, generation_config=None, logits_processor=processors)
-        sentences = []
-        for concepts, out in zip(sets, outs, strict=True):
-            beams = [Sentence(" ".join((o.text or "").split("\n")[0].split()),
-                              None if settings.mode == "plain" else bool(o.satisfied),
-                              float(o.score)) for o in out]
-            if len(beams) > 1:
-                fits = uses_every_concept([b.text for b in beams], concepts)
-                beams = [b for b, fit in zip(beams, fits, strict=True) if fit] or beams
-            sentences.append(beams[0])
-        return sentences
+        plain = settings.mode == "plain"
+        return [[Sentence(" ".join((o.text or "").split("\n")[0].split()),
+                          None if plain else bool(o.satisfied), float(o.score), plain)
+                 for o in out] for out in outs]
+
+    @staticmethod
+    def _choose(beams: list[Sentence], concepts: ConceptSet) -> Sentence:
+        """The first of ``beams`` that uses every concept in its part of speech (the top one
+        when none does, or when only one beam is read)."""
+        if len(beams) > 1:
+            fits = uses_every_concept([b.text for b in beams], concepts)
+            beams = [b for b, fit in zip(beams, fits, strict=True) if fit] or beams
+        return beams[0]
 
 
 def uses_every_concept(texts: Sequence[str], concepts: ConceptSet,
                        nlp: Any = None) -> list[bool]:
-    """Whether each of ``texts`` uses every one of ``concepts`` in its tagged part of speech,
-    by the spaCy lemmas and tags the evaluation reads (:func:`~tasks.commongen.evaluation.
-    used_concepts`; ``nlp``: default, the project's lemmatizer). The engine matches forms, not
-    parts of speech: "walking shoes" meets {walk, walks, walked, walking} with a noun.
+    """Whether each of ``texts`` uses every one of ``concepts`` in its tagged part of speech, by
+    spaCy's tags and its lemmas or lemminflect's lemmas of the form
+    (:func:`~tasks.commongen.evaluation.used_concepts` with ``forms=True``: en_core_web_sm reads
+    "riding" as *rid*; ``nlp``: default, the project's lemmatizer). The engine matches forms,
+    not parts of speech: "walking shoes" meets {walk, walks, walked, walking} with a noun.
 
     >>> from tasks.commongen.dataset import parse_concept_set
     >>> uses_every_concept(["A man walks his dog.", "A man in walking shoes and his dog."],
     ...                    parse_concept_set("dog_N#walk_V"))
     [True, False]
+    >>> uses_every_concept(["A boy is riding his horse."], parse_concept_set("horse_N#ride_V"))
+    [True]
     """
     nlp = nlp or default_lemmatizer().nlp
-    return [used_concepts(doc, concepts)[1] == len(concepts) for doc in nlp.pipe(texts)]
+    return [used_concepts(doc, concepts, forms=True)[1] == len(concepts)
+            for doc in nlp.pipe(texts)]

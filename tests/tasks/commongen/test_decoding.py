@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,45 @@ def test_score_slots_and_early_stopping_reach_the_engine(
     assert (calls[-1]["score_slots"], calls[-1]["early_stopping"]) == (1, False)
     generator.generate(sets, DecodeSettings(num_beams=3, max_new_tokens=12))
     assert (calls[-1]["score_slots"], calls[-1]["early_stopping"]) == (3, True)
+
+
+def test_plain_first_constrains_only_the_sets_whose_plain_beams_miss_a_concept(
+        commongen_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tasks.commongen.decoding as decoding
+
+    generator = SentenceGenerator.load(commongen_model)
+    sets = [parse_concept_set("dog_N#frisbee_N#catch_V"), parse_concept_set("ski_V#mountain_N"),
+            parse_concept_set("field_N#look_V#stand_V")]
+    settings = DecodeSettings(mode="dpc", num_beams=2, max_new_tokens=12, plain_first=True)
+    plain = generator.generate(sets, replace(settings, mode="plain"))
+    constrained = generator._decode([sets[0], sets[2]], replace(settings, plain_first=False))
+    calls: list[list[list[str]] | None] = []
+    engine = decoding.dpc_generate
+
+    def spy(model, tokenizer, prompts, constraints, **kwargs):
+        calls.append(constraints)
+        return engine(model, tokenizer, prompts, constraints, **kwargs)
+
+    # the verifier passes the second set's plain beams only (its last beam), no other beam
+    def second_set_fits(texts, concepts, nlp=None):
+        fits = concepts == sets[1] and calls[-1] is None
+        return [fits and i == len(texts) - 1 for i in range(len(texts))]
+
+    monkeypatch.setattr(decoding, "dpc_generate", spy)
+    monkeypatch.setattr(decoding, "uses_every_concept", second_set_fits)
+    out = generator.generate(sets, settings)
+    assert calls[0] is None and calls[1] == [constraint_sets(sets[0], "dpc"),
+                                             constraint_sets(sets[2], "dpc")]
+    assert out[1].unconstrained and out[1].satisfied is True
+    plain_beams = generator._decode(sets[1:2], replace(settings, mode="plain"))[0]
+    assert out[1].text == plain_beams[-1].text
+    # the others are constrained, their top beams kept (the verifier passes none of them)
+    assert [o.text for o in (out[0], out[2])] == [beams[0].text for beams in constrained]
+    assert not out[0].unconstrained and out[0].satisfied
+    assert plain[0].unconstrained and plain[0].satisfied is None
+    # every set kept from the plain decode: no constrained decode at all
+    calls.clear()
+    monkeypatch.setattr(decoding, "uses_every_concept", lambda texts, *a, **k: [True] * len(texts))
+    assert all(s.unconstrained for s in generator.generate(sets, settings)) and calls == [None]
+    with pytest.raises(DpcError, match="plain_first 1"):
+        DecodeSettings(plain_first=1)  # type: ignore[arg-type]

@@ -22,6 +22,19 @@ def test_coverage_counts_every_inflection_and_the_part_of_speech() -> None:
     assert wrong.coverage == 1.0 and wrong.pos == 0.0
 
 
+def test_forms_read_what_the_lemmatiser_misses_and_keep_the_part_of_speech() -> None:
+    ride = parse_concept_set("horse_N#ride_V")
+    scores = evaluate([("A boy is riding a horse.", ride), ("A girl rides a horse.", ride),
+                       ("The horse ride was long.", ride), ("A horse stands.", ride)],
+                      [["A boy rides a horse."]] * 4)
+    # en_core_web_sm reads "riding"/"rides" as *rid*: only the noun "ride" is found by lemma
+    assert scores.coverage == 0.25 and scores.pos == 0.0
+    # by forms too: the verbs count in their part of speech, the noun only for coverage
+    assert scores.coverage_forms == 0.75 and scores.pos_forms == 0.5
+    same = evaluate([("The dogs caught frisbees.", SETS[0])], REFS[:1])
+    assert (same.coverage_forms, same.pos_forms) == (same.coverage, same.pos) == (1.0, 1.0)
+
+
 def test_text_metrics_reward_the_references() -> None:
     same = evaluate([(REFS[0][0], SETS[0]), (REFS[1][0], SETS[1])], REFS)
     other = evaluate([("Frisbee dog catch.", SETS[0]), ("Stand look field.", SETS[1])], REFS)
