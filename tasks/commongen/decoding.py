@@ -109,7 +109,7 @@ class DecodeSettings:
     candidates: int | None = None
     score_slots: int | None = None
     early_stopping: bool = True
-    plain_first: bool = False
+    plain_first: bool = True
 
     def __post_init__(self) -> None:
         _check_mode(self.mode)

@@ -55,7 +55,8 @@ def test_candidates_keep_the_first_beam_that_uses_every_concept_in_its_part_of_s
 
     generator = SentenceGenerator.load(commongen_model)
     sets = [parse_concept_set("dog_N#frisbee_N#catch_V")]
-    settings = DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12)  # all 3 beams read
+    settings = DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12,  # all 3 beams read
+                              plain_first=False)
     seen: list[list[str]] = []
 
     def second_fits(texts, concepts, nlp=None):
@@ -64,7 +65,7 @@ def test_candidates_keep_the_first_beam_that_uses_every_concept_in_its_part_of_s
 
     monkeypatch.setattr(decoding, "uses_every_concept", second_fits)
     top = generator.generate(sets, DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12,
-                                                  candidates=1))
+                                                  candidates=1, plain_first=False))
     kept = generator.generate(sets, settings)
     assert len(seen) == 1 and len(seen[0]) == 3 and seen[0][0] == top[0].text
     assert seen[0][1] != seen[0][0]  # else keeping the second would prove nothing
