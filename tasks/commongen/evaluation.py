@@ -18,9 +18,9 @@ Per concept set (one generated sentence against every reference sentence of that
     The same two read by forms as well as by spaCy's lemma: a token also uses a concept when
     lemminflect lists the concept among the lemmas of the token's form (for ``pos_forms``, among
     its lemmas in the token's tagged part of speech). en_core_web_sm 3.8 lemmatises "riding" and
-    "rides" as *rid* and some "leaves" as *leaf*, so by lemma alone the human references of dev
-    cover every concept in 0.949 of the sets; this reading is a diagnostic of that, reported beside
-    the leaderboard's figure, never instead of it.
+    "rides" as *rid* and some "leaves" as *leaf*, so by lemma alone only 0.949 of dev's human
+    reference sentences use every concept of their set; this reading is a diagnostic of that,
+    reported beside the leaderboard's figure, never instead of it.
 ``bleu4``
     sacrebleu's corpus BLEU-4 against all references of each set, lower-cased (13a tokenizer).
 ``rougeL``
