@@ -9,7 +9,10 @@
   another route or method under ``/api/``), a full queue 503 ``{"error": "busy: ..."}``, a bug
   500 ``{"error": "internal error ..."}`` (never a traceback); ``GET /api/health`` says how many
   requests are held;
-* the page at ``/``, whose two tabs call the same :class:`~serve.service.Service`;
+* ``POST /api/inli``, ``/api/swag`` and ``/api/aflite``: the task tabs (:mod:`serve.tabs`),
+  checked and answered the same way (503 when the tab's model is absent);
+* the page at ``/``, whose tabs call the same :class:`~serve.service.Service` (causes and
+  effects, constraints, then one tab per task);
 * Gradio's own API (``/gradio_api/...``) with the endpoints ``/generate`` and ``/constrain`` for
   ``gradio_client``.
 
@@ -52,13 +55,14 @@ from serve.service import (
     GenerateRequest,
     ServeError,
     Service,
+    error_message,
     parse_constraint_sets,
     parse_phrases,
 )
-from serve.task_tabs import available_tabs
+from serve.tabs import TaskTab, default_tabs
 
-__all__ = ["MAX_BODY", "MAX_DEPTH", "THEME_FONTS", "build_app", "build_blocks", "parse_json",
-           "theme"]
+__all__ = ["MAX_BODY", "MAX_DEPTH", "MAX_UPLOAD", "THEME_FONTS", "build_app", "build_blocks",
+           "parse_json", "theme"]
 
 log = logging.getLogger("dpc.serve")
 
@@ -66,6 +70,9 @@ log = logging.getLogger("dpc.serve")
 MAX_BODY = 1_000_000
 #: How deeply a JSON body may nest: a valid request nests 3 levels (sets of alternatives).
 MAX_DEPTH = 20
+#: The largest file the page accepts at all (Gradio refuses it before a handler runs); the
+#: AFLite tab's own, smaller limit names the size (:data:`serve.tabs.aflite.AFLITE_LIMITS`).
+MAX_UPLOAD = 5_000_000
 
 #: System fonts only: Gradio's default theme would otherwise ask for web fonts.
 THEME_FONTS = ("ui-sans-serif", "system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica",
@@ -97,13 +104,6 @@ def theme() -> Any:
     return gr.themes.Default(font=list(THEME_FONTS), font_mono=list(MONO_FONTS))
 
 
-def _message(err: BaseException) -> str:
-    if isinstance(err, ServeError):
-        return str(err)
-    log.exception("dpc serve: internal error")
-    return f"internal error ({type(err).__name__}); the server log has the details"
-
-
 # ---------------------------------------------------------------------- page handlers
 
 
@@ -115,7 +115,7 @@ def _generate_page(service: Service, text: str, direction: str, n: float, m: flo
         response = service.generate(request, progress=True)
         figures = _figures(service, request.input)
     except Exception as err:  # noqa: BLE001 (a message on the page, never a traceback)
-        message = _message(err)
+        message = error_message(err)
         return error_html(message), [], {"error": message}
     return results_html(response), figures, response
 
@@ -134,7 +134,7 @@ def _constrain_page(service: Service, model: str, text: str, sets: str, banned: 
                                    num_beams, max_new_tokens)  # type: ignore[arg-type]
         response = service.constrain(request)
     except Exception as err:  # noqa: BLE001 (a message, never a traceback)
-        message = _message(err)
+        message = error_message(err)
         return error_html(message), {"error": message}
     return constrain_html(response), response
 
@@ -142,9 +142,9 @@ def _constrain_page(service: Service, model: str, text: str, sets: str, banned: 
 # ---------------------------------------------------------------------- the page
 
 
-def build_blocks(service: Service, tasks: list[Any] | None = None) -> gr.Blocks:
-    """The page: a tab for causes and effects, one for constraints, one per task extension
-    (:data:`serve.task_tabs.TASK_TABS`; ``tasks`` overrides them)."""
+def build_blocks(service: Service, tasks: list[TaskTab] | None = None) -> gr.Blocks:
+    """The page: a tab for causes and effects, one for constraints, then the task tabs
+    (:mod:`serve.tabs`; ``None``: :func:`serve.tabs.default_tabs`, ``[]``: none)."""
     with gr.Blocks(title="dpc: causes, effects and constraints", analytics_enabled=False) as page:
         gr.Markdown("## dpc — guided generation of causes and effects, and constrained decoding")
         with gr.Tab("Causes and effects", id="causes"):
@@ -214,7 +214,7 @@ def build_blocks(service: Service, tasks: list[Any] | None = None) -> gr.Blocks:
             c_go.click(on_constrain,
                        [model, c_text, sets, banned, whole, beams, new_tokens], [c_out, c_json],
                        api_visibility="private")
-        for tab in (tasks if tasks is not None else available_tabs()):
+        for tab in (tasks if tasks is not None else default_tabs()):
             tab.build(service)
         _gradio_api(service)
     return page
@@ -231,7 +231,7 @@ def _gradio_api(service: Service) -> None:
             return service.generate(GenerateRequest(input, direction, n=n, m=m, k=k, rank=rank,
                                                     rerank=rerank))
         except Exception as err:  # noqa: BLE001 (a message, never a traceback)
-            raise gr.Error(_message(err), print_exception=False) from None
+            raise gr.Error(error_message(err), print_exception=False) from None
 
     def constrain(input: str, sets: str, banned: str = "", whole_word: bool = True,
                   model: str = "default", num_beams: int = 4, max_new_tokens: int = 20) -> dict:
@@ -242,7 +242,7 @@ def _gradio_api(service: Service) -> None:
                 input, parse_constraint_sets(sets), parse_phrases(banned), whole_word, model,
                 num_beams, max_new_tokens))
         except Exception as err:  # noqa: BLE001 (a message, never a traceback)
-            raise gr.Error(_message(err), print_exception=False) from None
+            raise gr.Error(error_message(err), print_exception=False) from None
 
     gr.api(generate, api_name="generate")
     gr.api(constrain, api_name="constrain")
@@ -291,7 +291,7 @@ async def _answer(request: Request, service: Service, parse: Any, work: Any) -> 
     except ServeError as err:
         return _error(err.status, str(err))
     except Exception as err:  # noqa: BLE001 (a message, never a traceback)
-        return _error(500, _message(err))
+        return _error(500, error_message(err))
 
 
 class _BadJSON(ServeError):
@@ -325,12 +325,14 @@ def parse_json(raw: bytes) -> Any:
     raise _BadJSON(f"the request body nests deeper than {MAX_DEPTH} levels")
 
 
-def build_app(service: Service, tasks: list[Any] | None = None,
+def build_app(service: Service, tasks: list[TaskTab] | None = None,
               host: str = "127.0.0.1") -> FastAPI:
-    """The FastAPI app: the JSON routes, and the page mounted at ``/``, behind
-    :class:`serve.guard.RequestGuard` for a server listening on ``host`` (a loopback address
-    answers only ``Host`` names that mean this machine)."""
+    """The FastAPI app: the JSON routes (``POST /api/<key>`` for each task tab too), and the
+    page mounted at ``/``, behind :class:`serve.guard.RequestGuard` for a server listening on
+    ``host`` (a loopback address answers only ``Host`` names that mean this machine).
+    ``tasks``: the task tabs (``None``: :func:`serve.tabs.default_tabs`)."""
     app = FastAPI(title="dpc serve", docs_url=None, redoc_url=None, openapi_url=None)
+    tasks = default_tabs() if tasks is None else tasks
 
     @app.get("/api/health")
     def health() -> dict[str, Any]:
@@ -346,7 +348,18 @@ def build_app(service: Service, tasks: list[Any] | None = None,
         return await _answer(request, service, ConstrainRequest.from_json,
                              lambda r, cancel: service.constrain(r, cancel, reserved=True))
 
-    routes = {"/api/generate": "POST", "/api/constrain": "POST", "/api/health": "GET"}
+    def task_route(tab: TaskTab) -> None:
+        async def api_task(request: Request) -> JSONResponse:
+            return await _answer(request, service, tab.parse,
+                                 lambda r, cancel: tab.answer(service, r, cancel, reserved=True))
+
+        app.post(f"/api/{tab.key}")(api_task)
+
+    for tab in tasks:
+        task_route(tab)
+
+    routes = {"/api/generate": "POST", "/api/constrain": "POST",
+              **{f"/api/{tab.key}": "POST" for tab in tasks}, "/api/health": "GET"}
 
     @app.api_route("/api/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
                                                 "OPTIONS"], include_in_schema=False)
@@ -365,10 +378,11 @@ def build_app(service: Service, tasks: list[Any] | None = None,
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, err: Exception) -> JSONResponse:
-        return _error(500, _message(err))
+        return _error(500, error_message(err))
 
     app.add_middleware(RequestGuard, hosts=allowed_hosts(host))
     page = build_blocks(service, tasks)
     page.queue(default_concurrency_limit=1, max_size=service.max_queue)
     return gr.mount_gradio_app(app, page, path="/", theme=theme(), css=CSS, ssr_mode=False,
-                               footer_links=["api"], mcp_server=False)
+                               footer_links=["api"], mcp_server=False,
+                               max_file_size=MAX_UPLOAD)

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from dpc_errors import DpcError, check_int
@@ -27,11 +28,14 @@ EXTRA_MISSING = ("dpc serve: error: the web page needs the demo extra ({name} is
 def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dpc serve``."""
     p = sub.add_parser("serve", help="a web page and JSON API for causes, effects and constraints",
-                       description="Serve the guided generation (tab 'Causes and effects') and "
-                       "the constrained decoder (tab 'Constraints') as a web page and an HTTP "
-                       "JSON API (POST /api/generate, /api/constrain). The models and graph load "
-                       "once, before the server listens. Requests from other web sites (a "
-                       "foreign Origin) are refused, and JSON bodies must be application/json.")
+                       description="Serve the guided generation (tab 'Causes and effects'), "
+                       "the constrained decoder (tab 'Constraints') and the task tabs (INLI "
+                       "variants, SWAG endings, AFLite) as a web page and an HTTP JSON API "
+                       "(POST /api/generate, /api/constrain, /api/inli, /api/swag, "
+                       "/api/aflite). The generator and graph load once, before the server "
+                       "listens; a task tab's models once, at its first request. Requests from "
+                       "other web sites (a foreign Origin) are refused, and JSON bodies must be "
+                       "application/json.")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only, and only "
                    "requests whose Host is localhost, 127.0.0.1 or [::1] are answered; anything "
@@ -47,6 +51,11 @@ def add_serve_parser(sub: Any) -> argparse.ArgumentParser:
                    "constraints tab and POST /api/constrain (--model A --model B: A generates, "
                    "a request's \"model\" is \"default\" or B); no other model is ever loaded")
     p.add_argument("--graph", default=None, help="Cause Effect Graph file (default: the bundled one)")
+    p.add_argument("--swag-committee", default=None, metavar="DIR",
+                   help="a pool folder of `dpc swag oversample` (filtered by `dpc swag filter` "
+                   "or not): the SWAG tab scores its endings with a committee fitted on it, "
+                   "once, at the tab's first request (none is bundled: without it the tab "
+                   "shows the endings with their log-probabilities only, and says so)")
     p.set_defaults(func=serve_command)
     return p
 
@@ -85,6 +94,10 @@ def serve_command(args: argparse.Namespace) -> int:
         service = Service(model=models[0], graph=args.graph, models=models[1:],
                           max_queue=args.max_queue)
         _check_port(args.host, args.port)
+        committee = getattr(args, "swag_committee", None)
+        if committee is not None and not (Path(committee) / "pool.jsonl").is_file():
+            raise DpcError(f"--swag-committee {committee!r} is not a pool folder of `dpc swag "
+                           "oversample` (no pool.jsonl)")
     except DpcError as err:
         print(f"dpc serve: error: {err}", file=sys.stderr)
         return 2
@@ -114,7 +127,9 @@ def serve_command(args: argparse.Namespace) -> int:
         return 2
     imported = time.perf_counter()
     uvicorn, build_app = web["uvicorn"], web["build_app"]
-    app = build_app(service, host=args.host)
+    from serve.tabs import default_tabs
+
+    app = build_app(service, default_tabs(committee), host=args.host)
     built = time.perf_counter()
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
                                            log_level="warning", timeout_graceful_shutdown=2))

@@ -25,6 +25,8 @@ serve.service.ServeError: n (=1000000000) must be an integer from 1 to 300
 
 from __future__ import annotations
 
+import logging
+import math
 import threading
 import time
 import unicodedata
@@ -33,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import dpc_decode
 from cause_effect_graph.lemmas import default_lemmatizer
@@ -48,8 +50,11 @@ if TYPE_CHECKING:
     from train.models import LoadedModel
 
 __all__ = ["DIRECTIONS", "LIMITS", "BusyError", "CancelledError", "ConstrainRequest",
-           "GenerateRequest", "ServeError", "Service", "check_request_int", "check_text", "fit_input",
-           "parse_constraint_sets", "parse_phrases"]
+           "GenerateRequest", "ServeError", "Service", "UnavailableError", "check_request_float",
+           "check_request_int", "check_text", "error_message", "fit_input",
+           "parse_constraint_sets", "parse_phrases", "request_from_json"]
+
+log = logging.getLogger("dpc.serve")
 
 #: What the page's direction choice may be: one of the pipeline's, or both one after the other.
 DIRECTIONS = ("cause", "effect", "both")
@@ -88,6 +93,25 @@ class CancelledError(ServeError):
     """The client went away while its request waited or decoded (HTTP 499, never sent)."""
 
     status = 499
+
+
+class UnavailableError(ServeError):
+    """A task tab whose model is absent or did not load (HTTP 503); its message says which."""
+
+    status = 503
+
+
+def error_message(err: BaseException) -> str:
+    """What the page and the API say for ``err``: a :class:`ServeError`'s own message, else a
+    one-line note (the traceback goes to the server log only).
+
+    >>> error_message(ServeError("input is empty"))
+    'input is empty'
+    """
+    if isinstance(err, ServeError):
+        return str(err)
+    log.exception("dpc serve: internal error")
+    return f"internal error ({type(err).__name__}); the server log has the details"
 
 
 # ---------------------------------------------------------------------- checks
@@ -135,6 +159,27 @@ def check_request_int(name: str, value: object, low: int, high: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return check_int(name, value, low, high, error=ServeError, quote=False)
+
+
+def check_request_float(name: str, value: object, low: float, high: float, *,
+                        open_low: bool = False) -> float:
+    """``value`` as a float in ``[low, high]`` (``(low, high]`` with ``open_low``), or a
+    :class:`ServeError` naming it (NaN, infinities, booleans and text are refused).
+
+    >>> check_request_float("tau", 1, 0.0, 1.0, open_low=True)
+    1.0
+    >>> check_request_float("tau", 0, 0.0, 1.0, open_low=True)
+    Traceback (most recent call last):
+    ...
+    serve.service.ServeError: tau (=0) must be a number in (0.0, 1.0]
+    """
+    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and math.isfinite(value) and (low < value if open_low else low <= value)
+          and value <= high)
+    if not ok:
+        raise ServeError(f"{name} (={value!r}) must be a number in "
+                         f"{'(' if open_low else '['}{low}, {high}]")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
@@ -241,7 +286,7 @@ class GenerateRequest:
     @classmethod
     def from_json(cls, body: object) -> GenerateRequest:
         """A request from a JSON object (unknown keys are an error naming them)."""
-        return _from_json(cls, body)
+        return request_from_json(cls, body)
 
     def options(self) -> GuidedOptions:
         """The pipeline's options: the set values over the defaults."""
@@ -305,20 +350,35 @@ class ConstrainRequest:
     @classmethod
     def from_json(cls, body: object) -> ConstrainRequest:
         """A request from a JSON object (unknown keys are an error naming them)."""
-        return _from_json(cls, body)
+        return request_from_json(cls, body)
 
 
-def _from_json(cls: Any, body: object) -> Any:
+R = TypeVar("R")
+
+
+def request_from_json(cls: type[R], body: object,
+                      required: tuple[str, ...] = ("input",)) -> R:
+    """The request dataclass ``cls`` from a JSON object: unknown keys and missing
+    ``required`` ones are errors naming them; ``cls`` checks the values.
+
+    >>> request_from_json(GenerateRequest, {"input": "babies cry", "nn": 3})
+    Traceback (most recent call last):
+    ...
+    serve.service.ServeError: unknown field(s) 'nn': the fields are banned, constraints, direction, input, k, m, max_new_tokens, n, rank, rerank
+    """
     if not isinstance(body, dict):
         raise ServeError("the request body must be a JSON object")
-    known = set(cls.__dataclass_fields__)
+    known = set(cls.__dataclass_fields__)  # type: ignore[attr-defined]
     unknown = sorted(set(body) - known)
     if unknown:
         raise ServeError(f"unknown field(s) {', '.join(map(repr, unknown))}: the fields are "
                          f"{', '.join(sorted(known))}")
-    if "input" not in body:
-        raise ServeError('the request needs an "input" string')
+    for name in required:
+        if name not in body:
+            raise ServeError(f'the request needs an "{name}" string')
     return cls(**body)
+
+
 
 
 # ---------------------------------------------------------------------- the service
@@ -430,6 +490,19 @@ class Service:
                 self._hook(loaded.model)
                 self._models[name] = (loaded.model, loaded.tokenizer)
             return self._models[name]
+
+    def watch(self, model: Any) -> None:
+        """Ask the running request's ``cancel`` at every forward pass of ``model``'s output
+        layer (once per model, however often it is called): a task tab's model stops like the
+        generator when its client goes away."""
+        self._hook(model)
+
+    def run(self, work: Callable[[], R], cancel: Callable[[], bool] | None = None,
+            reserved: bool = False) -> R:
+        """``work()`` on the decoding thread, holding a place in the queue and then the
+        decoder (:meth:`slot`), as a task tab's request does: one model runs at a time."""
+        with self.slot(cancel, reserved):
+            return self._worker.submit(work).result()
 
     def _hook(self, model: Any) -> None:
         """Ask the running request's ``cancel`` at every forward pass of the output layer."""

@@ -108,8 +108,10 @@ def aflite_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
-    """The work of ``dpc aflite`` on parsed arguments; returns the report it writes."""
+def run_aflite(args: argparse.Namespace, *, encoder_model: Any = None) -> dict[str, Any]:
+    """The work of ``dpc aflite`` on parsed arguments; returns the report it writes.
+    ``encoder_model``: the encoder, already loaded, for a run that does not fine-tune
+    (:func:`tasks.aflite.embeddings.pretrained_encoder`; ``dpc serve`` loads it once)."""
     from pathlib import Path
 
     import numpy as np
@@ -143,7 +145,7 @@ def run_aflite(args: argparse.Namespace) -> dict[str, Any]:
     cache = Path(args.cache) if args.cache else out / "aflite-cache"
     cache.mkdir(parents=True, exist_ok=True)
     embedded = embed_instances(instances, options, cache, progress=True, device=device,
-                               dtype=args.dtype)
+                               dtype=args.dtype, model=encoder_model)
     X = embedded.X
     y = instances.labels[embedded.positions]
     check_embeddings(X, y)

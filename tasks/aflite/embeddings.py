@@ -54,6 +54,7 @@ __all__ = [
     "embed_instances",
     "finetune_size",
     "planned_finetune",
+    "pretrained_encoder",
     "split_finetune",
 ]
 
@@ -153,22 +154,35 @@ def _load_array(path: Path) -> np.ndarray:
     return np.load(path, allow_pickle=False)
 
 
+def pretrained_encoder(encoder: str | None = None, *, mode: str = "pair", num_labels: int = 2,
+                       max_length: int = 128,
+                       device: str | torch.device | None = None) -> Any:
+    """The encoder :func:`embed_instances` embeds with when it does not fine-tune
+    (``finetune=0``), as a :class:`~train.cross_encoder.CrossEncoder` on ``device``: a folder
+    saved by :meth:`~train.cross_encoder.CrossEncoder.save` as it is, else the Hugging Face
+    encoder ``encoder`` (``None``: all-MiniLM-L6-v2) under a new head (which embedding does not
+    use, so ``mode`` and ``num_labels`` do not change the embeddings). Load it once and pass it
+    as ``embed_instances(..., model=)`` to embed many sets."""
+    from train.cross_encoder import CONFIG_FILE, CrossEncoder
+
+    if encoder is not None and (Path(encoder) / CONFIG_FILE).is_file():
+        return CrossEncoder.load(encoder, device=device)
+    from transformers import AutoModel, AutoTokenizer
+
+    folder = _encoder_identity(encoder)["folder"]
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    loaded = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
+    model = CrossEncoder(loaded, tokenizer, mode=mode, num_labels=max(2, num_labels),
+                         max_length=max_length)
+    return model.to(device).eval()
+
+
 def _base_model(instances: Instances, options: EmbeddingOptions, device: torch.device) -> Any:
     """The encoder as a :class:`~train.cross_encoder.CrossEncoder` (a saved one as it is) on
     ``device``."""
-    from train.cross_encoder import CONFIG_FILE, CrossEncoder
-
-    if options.encoder is not None and (Path(options.encoder) / CONFIG_FILE).is_file():
-        return CrossEncoder.load(options.encoder, device=device)
-    from transformers import AutoModel, AutoTokenizer
-
-    identity = _encoder_identity(options.encoder)
-    folder = identity["folder"]
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-    encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
-    model = CrossEncoder(encoder, tokenizer, mode=instances.mode,
-                         num_labels=max(2, instances.num_labels), max_length=options.max_length)
-    return model.to(device).eval()
+    return pretrained_encoder(options.encoder, mode=instances.mode,
+                              num_labels=instances.num_labels, max_length=options.max_length,
+                              device=device)
 
 
 def _finetuned_model(instances: Instances, chosen: np.ndarray, options: EmbeddingOptions,
@@ -219,11 +233,13 @@ def planned_finetune(total: int, options: EmbeddingOptions) -> int:
 
 def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str | Path, *,
                     progress: bool = False, device: str | torch.device | None = None,
-                    dtype: str | torch.dtype | None = None) -> EmbeddedSet:
+                    dtype: str | torch.dtype | None = None, model: Any = None) -> EmbeddedSet:
     """Fine-tune (unless ``finetune`` is 0 or the encoder is a saved cross-encoder), then embed
     the other instances; everything cached under ``cache/<key>/`` (module notes). On ``device``
     (``None``: the CPU) under autocast in ``dtype`` (:func:`dpc_device.resolve_dtype` for
-    training), both checked first."""
+    training), both checked first. ``model``: the encoder already loaded, when nothing is
+    fine-tuned (:func:`pretrained_encoder` of ``options.encoder``, which the cache key names);
+    ``None`` loads it."""
     on, precision = resolve_training(device, dtype)
     if options.chunk < 1:
         raise TaskError(f"`chunk` (={options.chunk!r}) must be a positive number of instances")
@@ -239,9 +255,12 @@ def embed_instances(instances: Instances, options: EmbeddingOptions, cache: str 
             "instances": len(instances), "finetuned_on": int(size)}
     write_json(folder / "meta.json", meta)
     if size:
+        if model is not None:
+            raise TaskError("a loaded encoder (model=) embeds only without fine-tuning "
+                            f"(finetune=0; this run fine-tunes on {size} instances)")
         model = _finetuned_model(instances, chosen, options, folder / "finetune", progress,
                                  on, precision)
-    else:
+    elif model is None:
         model = _base_model(instances, options, on)
     starts = range(0, len(rest), options.chunk)
     if progress:

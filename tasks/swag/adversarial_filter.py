@@ -50,7 +50,7 @@ from tasks.swag.oversample import PoolEntry, read_pool
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["FilterOptions", "adversarial_filter", "filtered_items"]
+__all__ = ["FilterOptions", "adversarial_filter", "filtered_items", "fitted_committee"]
 
 STATE = "af_state.json"
 REPORT = "report.json"
@@ -269,6 +269,45 @@ def _final_check(data: _Data, eligible: np.ndarray, negatives: list[list[int]],
     accuracy = committee.accuracy(data.table, _questions(data, order[cut:], negatives))
     return {"members": list(options.members), "held_out": int(len(order) - cut),
             "accuracy": {k: round(v, 4) for k, v in accuracy.items()}}
+
+
+def fitted_committee(folder: str | Path, options: FilterOptions = FilterOptions(), *,
+                     device: str | torch.device | None = None,
+                     dtype: str | torch.dtype | None = None
+                     ) -> tuple[Committee, EndingTable, dict[str, Any]]:
+    """A committee of ``options.members`` fitted on every 4-way question of the pool in
+    ``folder``: each context's gold ending and its negatives, those AF chose
+    (``DIR/af_state.json``, its ``k``) when the pool was filtered, else the random draw AF
+    starts from (``options.k``). Returns the committee, the pool's :class:`EndingTable`
+    (:meth:`EndingTable.featurise` reads new endings as the committee was trained to) and what
+    it was fitted on. ``dpc serve --swag-committee DIR`` scores sampled endings with it. Like
+    :func:`adversarial_filter`, it caches spaCy's tags in ``DIR/pos_tags.json``."""
+    where, precision = resolve_training(device, dtype)
+    folder = Path(folder)
+    data, _ = _load(folder)
+    state_path = folder / STATE
+    k = options.k
+    if state_path.exists():
+        state = read_json(state_path)
+        negatives = [list(map(int, x)) for x in state["negatives"]]
+        k = int(state["settings"]["k"])
+        if len(negatives) != len(data.entries):
+            raise TaskError(f"{os.fspath(state_path)!r} does not match the pool (re-run the "
+                            "filter)")
+    else:
+        rng = np.random.default_rng([options.seed, 0xAF])
+        negatives = [rng.choice(m, size=min(k, m), replace=False).tolist()
+                     for m in data.pool_size]
+    eligible = np.flatnonzero(data.pool_size >= k)
+    if len(eligible) < 5:
+        raise TaskError(f"only {len(eligible)} contexts of {os.fspath(folder)!r} have at least "
+                        f"k={k} sampled endings; a committee needs 5 or more")
+    committee = Committee(list(options.members), seed=options.seed, device=where,
+                          dtype=precision)
+    committee.fit(data.table, _questions(data, eligible, negatives))
+    return committee, data.table, {"contexts": int(len(eligible)), "k": k,
+                                   "filtered": state_path.exists(),
+                                   "members": list(options.members)}
 
 
 def filtered_items(folder: str | Path, *, seed: int = 0) -> list[Any]:

@@ -48,7 +48,8 @@ from tasks.errors import TaskError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CHEAP_MODELS", "MODELS", "Committee", "EndingTable", "pos_tags", "words"]
+__all__ = ["CHEAP_MODELS", "MODELS", "Committee", "EndingTable", "EndingVocabulary", "pos_tags",
+           "words"]
 
 #: Committee members, cheapest first.
 MODELS = ("mlp", "bow", "cnn", "lstm")
@@ -72,12 +73,35 @@ def pos_tags(texts: Sequence[str], batch_size: int = 512) -> list[list[tuple[str
     return [[(t.lower_, t.pos_) for t in doc] for doc in nlp.pipe(texts, batch_size=batch_size)]
 
 
+@dataclass(frozen=True)
+class EndingVocabulary:
+    """What :meth:`EndingTable.build` read off its texts: the fitted n-gram vectorizer, the word
+    ids, the frequent words the BiLSTM reads as themselves and its word-or-POS ids. With it,
+    :meth:`EndingTable.featurise` gives new endings the features a committee trained on the
+    table reads (``dpc serve`` scores endings sampled after the committee was fitted)."""
+
+    bow: Any  # sklearn CountVectorizer, fitted
+    words: dict[str, int]
+    frequent: frozenset[str]
+    pos: dict[str, int]
+
+
+def _lm_features(log_probs: Sequence[float], tokens: Sequence[int], texts: Sequence[str],
+                 context_words: Sequence[int]) -> np.ndarray:
+    """``(rows, 5)``: total and per-token log-probability, tokens, words, context words."""
+    lp = np.asarray(log_probs, dtype=np.float64)
+    tok = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0)
+    n_words = np.array([len(t.split()) for t in texts], dtype=np.float64)
+    return np.stack([lp, lp / tok, tok, n_words, np.asarray(context_words, np.float64)], 1)
+
+
 @dataclass
 class EndingTable:
     """Every candidate ending of every context, with the features each committee member reads.
 
     Rows are endings; ``lm`` holds the likelihood features, ``bow`` a sparse matrix of binary
-    n-gram counts, ``word_ids``/``pos_ids`` padded id sequences for the CNN and the BiLSTM.
+    n-gram counts, ``word_ids``/``pos_ids`` padded id sequences for the CNN and the BiLSTM;
+    ``vocabulary`` what :meth:`build` read off the texts (:meth:`featurise`).
     """
 
     lm: np.ndarray  # (rows, 5) float
@@ -86,6 +110,7 @@ class EndingTable:
     pos_ids: np.ndarray  # (rows, MAX_WORDS) int64, 0 = padding
     word_vocab: int
     pos_vocab: int
+    vocabulary: EndingVocabulary | None = None
 
     @classmethod
     def build(cls, texts: Sequence[str], log_probs: Sequence[float], tokens: Sequence[int],
@@ -97,12 +122,10 @@ class EndingTable:
         (unsupervised)."""
         from sklearn.feature_extraction.text import CountVectorizer
 
-        lp = np.asarray(log_probs, dtype=np.float64)
-        tok = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0)
-        n_words = np.array([len(t.split()) for t in texts], dtype=np.float64)
-        lm = np.stack([lp, lp / tok, tok, n_words, np.asarray(context_words, np.float64)], 1)
-        bow = CountVectorizer(tokenizer=words, token_pattern=None, lowercase=False,
-                              ngram_range=(1, 2), binary=True, min_df=2).fit_transform(texts)
+        lm = _lm_features(log_probs, tokens, texts, context_words)
+        vectorizer = CountVectorizer(tokenizer=words, token_pattern=None, lowercase=False,
+                                     ngram_range=(1, 2), binary=True, min_df=2)
+        bow = vectorizer.fit_transform(texts)
         split = [words(t) for t in texts]
         counts = Counter(w for ws in split for w in ws)
         vocab = {w: i + 2 for i, (w, c) in enumerate(counts.most_common()) if c >= min_count}
@@ -112,7 +135,35 @@ class EndingTable:
         pos_vocab: dict[str, int] = {}
         seqs = [[pos_vocab.setdefault(w if w in keep else f"<{p}>", len(pos_vocab) + 1)
                  for w, p in ts] for ts in tags]
-        return cls(lm, bow.tocsr(), word_ids, _pad(seqs), len(vocab) + 2, len(pos_vocab) + 1)
+        return cls(lm, bow.tocsr(), word_ids, _pad(seqs), len(vocab) + 2, len(pos_vocab) + 1,
+                   EndingVocabulary(vectorizer, vocab, frozenset(keep), dict(pos_vocab)))
+
+    def featurise(self, texts: Sequence[str], log_probs: Sequence[float],
+                  tokens: Sequence[int], context_words: Sequence[int],
+                  tags: Sequence[Sequence[tuple[str, str]]]) -> EndingTable:
+        """A table of new endings (the arguments as for :meth:`build`) read with this table's
+        :attr:`vocabulary`, so that a :class:`Committee` fitted on this table scores them: an
+        n-gram it never saw adds nothing, an unknown word is the CNN's out-of-vocabulary id,
+        and a token whose word-or-POS form the BiLSTM never saw is left out.
+
+        >>> texts = ["he opens the door .", "she opens the box .", "he sits down ."]
+        >>> table = EndingTable.build(texts, [-5.0, -6.0, -4.0], [5, 5, 4], [6, 6, 6],
+        ...                           pos_tags(texts))
+        >>> new = table.featurise(["he opens a window ."], [-7.0], [5], [6],
+        ...                       pos_tags(["he opens a window ."]))
+        >>> new.bow.shape[1] == table.bow.shape[1], new.word_ids[0, :5].tolist()
+        (True, [3, 4, 1, 1, 2])
+        """
+        vocabulary = self.vocabulary
+        if vocabulary is None:
+            raise TaskError("this ending table has no vocabulary (it was not made by "
+                            "EndingTable.build): new endings cannot be read like its own")
+        word_ids = _pad([[vocabulary.words.get(w, 1) for w in words(t)] for t in texts])
+        seqs = [[i for i in (vocabulary.pos.get(w if w in vocabulary.frequent else f"<{p}>")
+                             for w, p in ts) if i is not None] for ts in tags]
+        return EndingTable(_lm_features(log_probs, tokens, texts, context_words),
+                           vocabulary.bow.transform(texts).tocsr(), word_ids, _pad(seqs),
+                           self.word_vocab, self.pos_vocab, vocabulary)
 
 
 def _trim(ids: np.ndarray) -> np.ndarray:

@@ -47,3 +47,106 @@ def generator() -> GuidedGenerator:
 @pytest.fixture()
 def service(generator: GuidedGenerator) -> Service:
     return Service(generator, max_queue=4, loader=tiny_loader, models=["tiny"])
+
+
+# ---------------------------------------------------------------------- the task tabs' models
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A 1-layer, 16-wide BERT with random weights and MiniLM's tokenizer, saved as a Hugging
+    Face folder (the AFLite tab's encoder, the INLI classifier's)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from train.models import minilm_tokenizer_path
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
+    BertModel(config).save_pretrained(str(folder), safe_serialization=True)
+    tokenizer.save_pretrained(str(folder))
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier(tiny_bert: str):
+    """An untrained 4-way INLI classifier over :func:`tiny_bert`."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from tasks.inli.classifier import InliClassifier
+    from train.cross_encoder import CrossEncoder
+
+    torch.manual_seed(0)
+    encoder = AutoModel.from_pretrained(tiny_bert, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert, local_files_only=True)
+    return InliClassifier(CrossEncoder(encoder, tokenizer, mode="pair", num_labels=4).eval(),
+                          hypothesis_only=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_variant_generator(tiny_lm):
+    """An untrained variant generator: the tiny causal LM (tests/conftest.py) as it is."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tasks.inli.hypotheses import VariantGenerator
+
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_lm), local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_lm), local_files_only=True)
+    tokenizer.eos_token = tokenizer.sep_token  # the LM's EOS (WordPiece names none)
+    return VariantGenerator(model, tokenizer, {})
+
+
+ENDING_WORDS = ("the man walks to the car . she opens the door and sits down . he picks up a "
+                "ball then throws it far away . a woman is cooking eggs in a pan while "
+                "talking").split()
+
+
+@pytest.fixture(scope="session")
+def tiny_ending_model(tmp_path_factory: pytest.TempPathFactory):
+    """(model, tokenizer): a 1-layer T5 on a 60-piece vocabulary, untrained, biased towards
+    EOS so that most samples end within a few tokens (as tests/tasks/swag's)."""
+    import torch
+
+    from train.generator import build_generator
+    from train.options import GeneratorConfig
+    from train.tokenizer import train_tokenizer
+
+    words = list(ENDING_WORDS)
+    texts = [" ".join(words[i:] + words[:i]) for i in range(len(words))] * 3
+    tokenizer = train_tokenizer(texts, tmp_path_factory.mktemp("swag-tok"), vocab_size=60)
+    torch.manual_seed(0)
+    model = build_generator(GeneratorConfig(len(tokenizer), 16, 32, 1, num_heads=2)).eval()
+    head = torch.nn.Linear(16, len(tokenizer), bias=True)
+    head.weight = model.lm_head.weight
+    with torch.no_grad():
+        head.bias.zero_()
+        head.bias[tokenizer.eos_token_id] = 2.5
+    model.lm_head = head
+    return model, tokenizer
+
+
+def write_pool(folder, contexts: int = 12):
+    """A pool folder of ``dpc swag oversample``'s format: ``contexts`` contexts, each a gold
+    ending and 4 sampled ones (written by hand: the committee only reads them)."""
+    from pathlib import Path
+
+    from tasks.swag.oversample import POOL, PoolEntry
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    golds = ["he opens the door .", "she sits down on the chair .", "he throws the ball far ."]
+    others = ["a woman cooks eggs in a pan .", "the car drives away quickly .",
+              "she is talking to the man .", "he picks up a ball .", "then it rains all day ."]
+    lines = []
+    for i in range(contexts):
+        endings = [others[(i + j) % len(others)] for j in range(4)]
+        lines.append(PoolEntry(i, f"a man walks to the car number {i} . he", "x",
+                               golds[i % len(golds)], -6.0 - i % 3, 7, endings,
+                               [-9.0 - j - i % 2 for j in range(4)], [8, 9, 7, 8], [], 4
+                               ).to_json())
+    (folder / POOL).write_text("".join(line + "\n" for line in lines))
+    return folder

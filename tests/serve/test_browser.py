@@ -1,5 +1,8 @@
 """``dpc serve`` in a real headless Chromium (selenium): both tabs, highlighted keywords, no
-request beyond the server (an air-gapped lab), and a message for bad input.
+request beyond the server (an air-gapped lab), and a message for bad input; then the task tabs
+with the bundled models: INLI variants with the classifier's labels, SWAG endings with the
+committee's scores (a committee fitted on a small pool written here, ``--swag-committee``), and
+AFLite on an uploaded 40-problem WinoGrande file with its figure.
 
 Starts the real command (``python -m cli serve``, the default generator SmolLM2-135M and the
 bundled graph: about 15 s on 2 cores) on a free port. Needs the ``demo`` extra and the Debian
@@ -35,6 +38,10 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests.tasks.aflite.conftest import winogrande_lines
+
+from .conftest import write_pool
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -55,14 +62,17 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[dict[str, Any]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     if os.environ.get("DPC_SERVE_URL"):  # a server already running (another model, a remote)
         url = os.environ["DPC_SERVE_URL"].rstrip("/") + "/"
-        yield {"url": url, "port": urlparse(url).port, "ready": f"server {url}", "seconds": 0.0}
+        yield {"url": url, "port": urlparse(url).port, "ready": f"server {url}", "seconds": 0.0,
+               "committee": False}
         return
     port = _free_port()
+    pool = write_pool(tmp_path_factory.mktemp("swag") / "pool")  # the SWAG committee's data
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port)],
+    process = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port),
+                                "--swag-committee", str(pool)],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     started = time.perf_counter()
@@ -77,7 +87,7 @@ def server() -> Iterator[dict[str, Any]]:
             time.sleep(0.2)
         ready = next(line.strip() for line in lines if "ready at" in line)
         yield {"url": f"http://127.0.0.1:{port}/", "port": port, "ready": ready,
-               "seconds": time.perf_counter() - started}
+               "seconds": time.perf_counter() - started, "committee": True}
     finally:
         process.send_signal(signal.SIGINT)
         try:
@@ -216,3 +226,79 @@ def test_the_page_answers_both_tabs_offline(server: dict[str, Any], browser: web
     assert not foreign, f"the page asked for resources beyond the server: {foreign[:5]}"
     for name in ("serve-causes.png", "serve-constraints.png"):
         assert (shots / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def _tab(driver: webdriver.Chrome, title: str, button: str) -> None:
+    driver.find_element(By.XPATH, f"//button[@role='tab'][contains(., '{title}')]").click()
+    WebDriverWait(driver, 60).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, button).is_displayed())
+
+
+def test_the_task_tabs_answer(server: dict[str, Any], browser: webdriver.Chrome,
+                              tmp_path: Path) -> None:
+    from tasks.datasets import INLI_LABELS
+
+    driver = browser
+    driver.get(server["url"])
+    WebDriverWait(driver, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#ce-submit"))
+
+    # INLI: the three variants, each with the classifier's label and probability
+    _tab(driver, "INLI variants", "#inli-submit")
+    _type(driver, "#inli-premise textarea", "Anna stayed at the office until midnight to "
+          "finish the report before the deadline.")
+    _type(driver, "#inli-implied textarea", "Anna works hard.")
+    _type(driver, "#inli-beams input", "2")
+    _type(driver, "#inli-max-new-tokens input", "24")
+    driver.find_element(By.CSS_SELECTOR, "#inli-submit").click()
+    rows = WebDriverWait(driver, DECODE_TIMEOUT).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#inli-results tr.dpc-variant"))
+    assert [r.get_attribute("data-label") for r in rows] == [
+        "explicit_entailment", "neutral", "contradiction"]
+    for row in rows:
+        assert row.find_element(By.CSS_SELECTOR, "td.dpc-output").text.strip()
+        assert row.get_attribute("data-predicted") in INLI_LABELS
+        assert row.find_element(By.CSS_SELECTOR, "td.dpc-predicted").text in INLI_LABELS
+        assert 0.25 <= float(row.find_element(By.CSS_SELECTOR, "td.dpc-score").text) <= 1.0
+        assert row.get_attribute("data-agrees") == str(
+            row.get_attribute("data-predicted") == row.get_attribute("data-label")).lower()
+
+    # SWAG: sampled endings, each scored by the committee, the likeliest first
+    _tab(driver, "SWAG endings", "#swag-submit")
+    _type(driver, "#swag-input textarea", "A woman is standing in a kitchen holding a pan. she")
+    _type(driver, "#swag-endings input", "3")
+    driver.find_element(By.CSS_SELECTOR, "#swag-submit").click()
+    rows = WebDriverWait(driver, DECODE_TIMEOUT).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#swag-results tr.dpc-ending"))
+    assert 1 <= len(rows) <= 3
+    assert all(r.find_element(By.CSS_SELECTOR, "td.dpc-output").text.strip() for r in rows)
+    committee = driver.find_element(By.CSS_SELECTOR, "#swag-results .dpc-committee").text
+    if server["committee"]:
+        scores = [float(r.get_attribute("data-ensemble")) for r in rows]
+        assert scores == sorted(scores, reverse=True)
+        assert committee.startswith("committee: mlp, bow, cnn, lstm, fitted on 12 4-way"), committee
+    else:
+        assert "without --swag-committee" in committee
+
+    # AFLite: an uploaded file, kept and removed instances, the figure
+    data = tmp_path / "wg.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in winogrande_lines(40)))
+    _tab(driver, "AFLite", "#aflite-submit")
+    driver.find_element(By.CSS_SELECTOR, "#aflite-file input[type=file]").send_keys(str(data))
+    WebDriverWait(driver, 120).until(  # uploaded: the component names the file
+        lambda d: "wg.jsonl" in (d.find_element(By.CSS_SELECTOR, "#aflite-file")
+                                 .get_attribute("innerHTML") or ""))
+    _type(driver, "#aflite-n input", "16")
+    driver.find_element(By.CSS_SELECTOR, "#aflite-submit").click()
+    summary = WebDriverWait(driver, DECODE_TIMEOUT).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#aflite-results #aflite-summary"))[0].text
+    assert "of 40 instances (winogrande, twins)" in summary, summary
+    instances = driver.find_elements(By.CSS_SELECTOR, "#aflite-results tr.dpc-instance")
+    kept = [r for r in instances if r.get_attribute("data-kept") == "true"]
+    assert len(instances) == 40 and summary.startswith(f"kept {len(kept)}, removed "
+                                                       f"{40 - len(kept)} ")
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script(  # in view: images load lazily
+        "const i = document.querySelector('#aflite-figure img');"
+        "if (i !== null) i.scrollIntoView();"
+        "return i !== null && i.complete && i.naturalWidth > 0;"))
+    foreign = _foreign(_requests(driver), server["port"])
+    assert not foreign, f"the page asked for resources beyond the server: {foreign[:5]}"
