@@ -100,33 +100,13 @@ def tiny_variant_generator(tiny_lm):
     return VariantGenerator(model, tokenizer, {})
 
 
-ENDING_WORDS = ("the man walks to the car . she opens the door and sits down . he picks up a "
-                "ball then throws it far away . a woman is cooking eggs in a pan while "
-                "talking").split()
-
-
 @pytest.fixture(scope="session")
 def tiny_ending_model(tmp_path_factory: pytest.TempPathFactory):
-    """(model, tokenizer): a 1-layer T5 on a 60-piece vocabulary, untrained, biased towards
-    EOS so that most samples end within a few tokens (as tests/tasks/swag's)."""
-    import torch
+    """(model, tokenizer): tests/tasks/swag's tiny ending model (a 1-layer T5, untrained,
+    biased towards EOS so that most samples end within a few tokens)."""
+    from tests.tasks.swag.conftest import build_tiny_model
 
-    from train.generator import build_generator
-    from train.options import GeneratorConfig
-    from train.tokenizer import train_tokenizer
-
-    words = list(ENDING_WORDS)
-    texts = [" ".join(words[i:] + words[:i]) for i in range(len(words))] * 3
-    tokenizer = train_tokenizer(texts, tmp_path_factory.mktemp("swag-tok"), vocab_size=60)
-    torch.manual_seed(0)
-    model = build_generator(GeneratorConfig(len(tokenizer), 16, 32, 1, num_heads=2)).eval()
-    head = torch.nn.Linear(16, len(tokenizer), bias=True)
-    head.weight = model.lm_head.weight
-    with torch.no_grad():
-        head.bias.zero_()
-        head.bias[tokenizer.eos_token_id] = 2.5
-    model.lm_head = head
-    return model, tokenizer
+    return build_tiny_model(tmp_path_factory.mktemp("swag-tok"))
 
 
 def write_pool(folder, contexts: int = 12):

@@ -10,17 +10,16 @@ import pytest
 WORDS = ["the", "man", "walks", "to", "the", "car", ".", "she", "opens", "the", "door", "and", "sits", "down", ".", "he", "picks", "up", "a", "ball", "then", "throws", "it", "far", "away", ".", "a", "woman", "is", "cooking", "eggs", "in", "a", "pan", "while", "talking"]
 
 
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory):
-    """(model, tokenizer): a 1-layer T5 with a 60-piece SentencePiece vocabulary (untrained, with
-    a bias towards EOS so that most samples end within a few tokens)."""
+def build_tiny_model(folder: Path):
+    """(model, tokenizer): a 1-layer T5 with a 60-piece SentencePiece vocabulary (saved in
+    ``folder``) over :data:`WORDS`, untrained, with a bias towards EOS so that most samples end
+    within a few tokens."""
     import torch
 
     from train.generator import build_generator
     from train.options import GeneratorConfig
     from train.tokenizer import train_tokenizer
 
-    folder = tmp_path_factory.mktemp("tok")
     texts = [" ".join(WORDS[i:] + WORDS[:i]) for i in range(len(WORDS))] * 3
     tokenizer = train_tokenizer(texts, folder, vocab_size=60)
     torch.manual_seed(0)
@@ -32,6 +31,12 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory):
         head.bias[tokenizer.eos_token_id] = 2.5
     model.lm_head = head
     return model, tokenizer
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory):
+    """:func:`build_tiny_model`, once a session."""
+    return build_tiny_model(tmp_path_factory.mktemp("tok"))
 
 
 def write_items(path: Path, rows: list[dict]) -> Path:
