@@ -3,7 +3,7 @@ removed out, with the paper's Figure 1.
 
 The work is ``dpc aflite``'s, unchanged (:func:`tasks.aflite.cli.run_aflite`, the command's own
 parser and defaults): the file is read in its format (:mod:`tasks.aflite.formats`: WinoGrande or
-multiple-choice JSON lines, an INLI CSV), embedded, filtered by
+multiple-choice JSON lines, a SWAG or an INLI CSV), embedded, filtered by
 :func:`~tasks.aflite.algorithm.aflite`, measured (PC1 KL and the linear probe, before and after,
 beside random and PMI reductions of the same size) and drawn
 (:func:`tasks.aflite.measures.figure`), and the kept items are written in the input's format.
@@ -20,7 +20,7 @@ takes the file's text as ``input``; the page takes an upload.
 >>> AfliteRequest("x", "csv")
 Traceback (most recent call last):
 ...
-serve.service.ServeError: format (='csv') is not one of winogrande, inli, multiple-choice
+serve.service.ServeError: format (='csv') is not one of winogrande, inli, multiple-choice, swag-csv
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from serve.service import (
     request_from_json,
 )
 from serve.tabs import Lazy, TaskTab
-from tasks.aflite.formats import FORMATS, VIEWS
+from tasks.aflite.formats import FORMATS, SUFFIXES, VIEWS
 
 __all__ = ["AFLITE_LIMITS", "AfliteRequest", "AfliteTab", "TooLargeError", "aflite_html",
            "read_upload"]
@@ -56,7 +56,6 @@ __all__ = ["AFLITE_LIMITS", "AfliteRequest", "AfliteTab", "TooLargeError", "afli
 #: The largest upload (bytes of the file) and dataset (instances) the tab filters, and the
 #: most models a phase may train.
 AFLITE_LIMITS: dict[str, int] = {"bytes": 200_000, "instances": 500, "n": 256}
-SUFFIX = {"winogrande": ".jsonl", "inli": ".csv", "multiple-choice": ".jsonl"}
 UPLOAD = "upload"
 
 
@@ -191,7 +190,7 @@ class AfliteTab(TaskTab):
                                    request.m, request.k, request.tau,
                                    request.seed)).encode("utf-8", "surrogatepass"))
         run = Path(tempfile.mkdtemp(prefix=key.hexdigest()[:12] + "-", dir=self._folder))
-        data = run / (UPLOAD + SUFFIX[request.format])
+        data = run / (UPLOAD + SUFFIXES[request.format])
         data.write_text(request.input, encoding="utf-8")
         try:
             instances = load_instances(data, request.format, request.view)
@@ -213,7 +212,7 @@ class AfliteTab(TaskTab):
         except (ServeError, CancelledError):
             raise
         except DpcError as err:  # the file's errors name the file: its name here is "upload"
-            raise ServeError(str(err).replace(str(data), UPLOAD + SUFFIX[request.format])
+            raise ServeError(str(err).replace(str(data), UPLOAD + SUFFIXES[request.format])
                              .replace(str(run), "")) from None
         left = Counter(_key(kept, i) for i in range(len(kept)))
         items = []
@@ -241,7 +240,8 @@ class AfliteTab(TaskTab):
             gr.Markdown(
                 f"A small labelled dataset (at most {AFLITE_LIMITS['bytes'] // 1000} kB and "
                 f"{AFLITE_LIMITS['instances']} instances: WinoGrande or multiple-choice JSON "
-                "lines, or an INLI CSV) → `dpc aflite` on it: the instances a linear ensemble "
+                "lines, a SWAG CSV or an INLI CSV) → `dpc aflite` on it: the instances a "
+                "linear ensemble "
                 "finds easy are removed; the figure is the paper's Figure 1 (PCA and the PC1 "
                 "histograms per label). The encoder is the pretrained all-MiniLM-L6-v2 "
                 "(`--finetune 0`).")

@@ -1,15 +1,19 @@
-"""``dpc aflite FILE --format winogrande|inli|multiple-choice --out DIR``: AFLite on a dataset.
+"""``dpc aflite FILE --format winogrande|inli|multiple-choice|swag-csv --out DIR``: AFLite.
 
 Reads FILE (:mod:`tasks.aflite.formats`), embeds it with the paper's recipe
 (:mod:`tasks.aflite.embeddings`: fine-tune on a random share, discard it, embed the rest; cached
 in ``DIR/aflite-cache`` or ``--cache``, so a rerun or an interrupted run skips what is done),
 runs :func:`~tasks.aflite.algorithm.aflite`, and writes to DIR:
 
-- ``kept.jsonl`` (WinoGrande, multiple choice) or ``kept.csv`` (INLI): the kept items in the
-  input's format;
+- ``kept.jsonl`` (WinoGrande, multiple choice) or ``kept.csv`` (INLI, SWAG CSV): the kept
+  items in the input's format;
+- ``removed.jsonl`` or ``removed.csv``: every other item of the input, in its format: those
+  AFLite removed and the share fine-tuned on and discarded (the paper's recipe). Together the two
+  files hold each instance of the input once (an INLI premise row may be in both, each with its
+  own hypotheses);
 - ``report.json``: ``kl_before``, ``kl_after``, ``probe_before``, ``probe_after``, ``kept``,
-  ``chance``, the baselines at the same size (``random``, ``pmi``), the parameters and the
-  phases;
+  ``chance``, ``removed``, ``kept_file``, ``removed_file``, the baselines at the same size
+  (``random``, ``pmi``), the parameters and the phases;
 - ``figure.png``: the paper's Figure 1 for all / random / PMI / AFLite (``--no-figure``: none).
 
 ``--device`` and ``--dtype`` (:mod:`dpc_device`, checked before anything is read): the encoder
@@ -45,9 +49,14 @@ def add_aflite_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "aflite", help="AFLite: remove the instances a linear ensemble finds easy (WinoGrande)",
         description="Adversarial filtering (Sakaguchi et al. 2020) of a labelled dataset on "
-        "embeddings of a fine-tuned encoder; writes the kept items and report.json.")
+        "embeddings of a fine-tuned encoder; writes the kept and the removed items (in the "
+        "input's format) and report.json.")
     p.add_argument("file", help="dataset file (e.g. ../shared/data/winogrande/train_l.jsonl)")
-    p.add_argument("--format", required=True, choices=FORMATS)
+    p.add_argument("--format", required=True, choices=FORMATS,
+                   help="winogrande: WinoGrande JSON lines; inli: the INLI CSV; "
+                   "multiple-choice: HellaSwag/SWAG JSON lines; swag-csv: the official SWAG CSV "
+                   "(sent1, sent2, ending0..3, label). The kept and removed items are written "
+                   "in the same format")
     p.add_argument("--view", default=None,
                    help="; ".join(f"{f}: {', '.join(v)}" for f, v in VIEWS.items())
                    + " (default: the first)")
@@ -104,7 +113,8 @@ def aflite_command(args: argparse.Namespace) -> int:
     print(f"PC1 KL {report['kl_before']:.3f} -> {report['kl_after']:.3f}; probe accuracy "
           f"{report['probe_before']:.3f} -> {report['probe_after']:.3f} (chance "
           f"{report['chance_after']:.3f})")
-    print(f"written: {args.out}/{report['kept_file']}, {args.out}/report.json")
+    print(f"written: {args.out}/{report['kept_file']}, {args.out}/{report['removed_file']}, "
+          f"{args.out}/report.json")
     return 0
 
 
@@ -125,7 +135,7 @@ def run_aflite(args: argparse.Namespace, *, encoder_model: Any = None) -> dict[s
     )
     from tasks.aflite.baselines import pmi_filter, random_reduction
     from tasks.aflite.embeddings import EmbeddingOptions, embed_instances, planned_finetune
-    from tasks.aflite.formats import load_instances, write_kept
+    from tasks.aflite.formats import SUFFIXES, load_instances, write_items
     from tasks.aflite.measures import figure, measure_set
 
     device = check_arguments(args, training=True)  # before anything is read or written
@@ -165,9 +175,11 @@ def run_aflite(args: argparse.Namespace, *, encoder_model: Any = None) -> dict[s
                                   groups=None if part.groups is None else
                                   [part.groups[i] for i in ids])
                 for name, ids in sets.items()}
-    suffix = ".csv" if instances.format == "inli" else ".jsonl"
-    kept_file = "kept" + suffix
-    write_kept(instances, embedded.positions[kept], out / kept_file, overwrite=True)
+    kept_file, removed_file = (name + SUFFIXES[instances.format] for name in ("kept", "removed"))
+    kept_positions = embedded.positions[kept]                   # indices into instances
+    removed_positions = np.setdiff1d(np.arange(len(instances)), kept_positions)
+    write_items(instances, kept_positions, out / kept_file, overwrite=True)
+    write_items(instances, removed_positions, out / removed_file, overwrite=True)
     if args.figure:
         figure({name: (X[ids], y[ids]) for name, ids in sets.items()}, out / "figure.png",
                label_names=instances.label_names,
@@ -175,7 +187,8 @@ def run_aflite(args: argparse.Namespace, *, encoder_model: Any = None) -> dict[s
     report = {
         "file": str(args.file), "format": instances.format, "view": instances.view,
         "instances": len(instances), "finetuned_on": len(embedded.finetuned_on),
-        "embedded": len(y), "kept": size, "kept_file": kept_file,
+        "embedded": len(y), "kept": size, "removed": len(removed_positions),
+        "kept_file": kept_file, "removed_file": removed_file,
         "kl_before": measures["all"].kl, "kl_after": measures["AFLite"].kl,
         "probe_before": measures["all"].probe, "probe_after": measures["AFLite"].probe,
         "chance_before": measures["all"].chance, "chance_after": measures["AFLite"].chance,

@@ -1,8 +1,9 @@
-"""The datasets AFLite filters, as instances an encoder reads, and the kept ones written back.
+"""The datasets AFLite filters, as instances an encoder reads, and subsets written back.
 
 Every format becomes :class:`Instances`: the texts of each instance in one of two shapes, its
-integer label, the texts the PMI baseline counts words of, and how to write a subset back in
-the input's own format (:func:`write_kept`).
+integer label, the texts the PMI baseline counts words of, and how to write a subset (the kept
+items, the removed ones) back in the input's own format (:func:`write_items`, to a file named
+with the format's :data:`SUFFIXES`).
 
 ============================  ======================================================  ==========
 format (view)                 one instance, its embedding                              labels
@@ -16,6 +17,9 @@ format (view)                 one instance, its embedding                       
 only``)
 ``multiple-choice``           a context and its endings: the pairs (ctx, ending j);    index of
                               embedding = the endings' embeddings concatenated         the ending
+                              (HellaSwag/SWAG JSON lines)
+``swag-csv``                  the same, read from and written as the official SWAG     index of
+                              CSV (``sent1``, ``sent2``, ``ending0..3``, ``label``)    the ending
 ============================  ======================================================  ==========
 
 The fine-tuning of the paper's recipe uses the same shapes: ``choice`` instances fine-tune a
@@ -23,10 +27,11 @@ multiple-choice cross-encoder (``train.cross_encoder.train_multiple_choice``), `
 instances a pair classifier (``train_pair_classifier``).
 
 Labels are checked by the readers of :mod:`tasks.datasets` (a missing answer, a label outside
-the format's set: :class:`~tasks.errors.DatasetError` naming the file and line). INLI instances
-are single hypotheses, so a written INLI file keeps a premise row with the hypotheses kept and
-empty cells for the removed ones (``read_inli(..., partial=True)`` reads it back); a row with
-none kept is left out.
+the format's set: :class:`~tasks.errors.DatasetError` naming the file and line; an unlabelled
+test split is refused). INLI instances are single hypotheses, so a written INLI file keeps a
+premise row with the hypotheses written and empty cells for the others (``read_inli(...,
+partial=True)`` reads it back); a row with none written is left out. So the kept and the removed
+files of one run together hold every instance of the input once.
 """
 
 from __future__ import annotations
@@ -43,20 +48,25 @@ from tasks.datasets import (
     INLI_LABELS,
     read_inli,
     read_multiple_choice,
+    read_swag_csv,
     read_winogrande,
     write_inli,
     write_multiple_choice,
+    write_swag_csv,
     write_winogrande,
 )
 from tasks.errors import TaskError
 
-__all__ = ["FORMATS", "VIEWS", "Instances", "load_instances", "write_kept"]
+__all__ = ["FORMATS", "SUFFIXES", "VIEWS", "Instances", "load_instances", "write_items"]
 
 #: The formats ``dpc aflite --format`` reads.
-FORMATS: tuple[str, ...] = ("winogrande", "inli", "multiple-choice")
+FORMATS: tuple[str, ...] = ("winogrande", "inli", "multiple-choice", "swag-csv")
 #: The views of each format (the first is the default).
 VIEWS: dict[str, tuple[str, ...]] = {"winogrande": ("twins",), "inli": ("pair", "hypothesis-only"),
-                                     "multiple-choice": ("choices",)}
+                                     "multiple-choice": ("choices",), "swag-csv": ("choices",)}
+#: The file name suffix of each format (``dpc aflite`` writes ``kept`` and ``removed`` + it).
+SUFFIXES: dict[str, str] = {"winogrande": ".jsonl", "inli": ".csv", "multiple-choice": ".jsonl",
+                            "swag-csv": ".csv"}
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,7 @@ class Instances:
         return len(self.label_names)
 
     def subset(self, indices: Sequence[int] | np.ndarray) -> Instances:
-        """The instances at ``indices`` (same items, so :func:`write_kept` still works)."""
+        """The instances at ``indices`` (same items, so :func:`write_items` still works)."""
         ids = [int(i) for i in indices]
         b = None if self.b is None else [self.b[i] for i in ids]
         return replace(self, a=[self.a[i] for i in ids], b=b, labels=self.labels[ids],
@@ -143,7 +153,7 @@ def load_instances(path: str | os.PathLike[str], format: str, view: str | None =
         return Instances(format, view, "pair", a, b if view == "pair" else None,
                          np.array(labels, dtype=np.int64), INLI_LABELS,
                          [h for h in b], None, source, data)
-    items_mc = read_multiple_choice(path)
+    items_mc = read_swag_csv(path) if format == "swag-csv" else read_multiple_choice(path)
     counts = {len(it.endings) for it in items_mc}
     if len(counts) > 1:
         raise TaskError(f"{os.fspath(path)}: every item needs the same number of endings "
@@ -156,16 +166,31 @@ def load_instances(path: str | os.PathLike[str], format: str, view: str | None =
                      [(i, None) for i in range(len(items_mc))], items_mc)
 
 
-def write_kept(instances: Instances, kept: Sequence[int] | np.ndarray,
-               path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
-    """Write the items of the instances at ``kept`` to ``path`` in the input's format."""
-    chosen = sorted({instances.source[int(i)] for i in kept},
+_ITEM_WRITERS = {"winogrande": write_winogrande, "multiple-choice": write_multiple_choice,
+                 "swag-csv": write_swag_csv}
+
+
+def write_items(instances: Instances, indices: Sequence[int] | np.ndarray,
+                path: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Write the items of the instances at ``indices`` to ``path`` in the input's format, in
+    the input's order, each once (``dpc aflite`` writes the kept and the removed ones).
+
+    >>> import json, pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> lines = [{"ind": i, "ctx": f"Context {i}. he", "endings": ["sits.", "runs."],
+    ...           "label": i % 2} for i in range(3)]
+    >>> _ = (folder / "mc.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in lines))
+    >>> instances = load_instances(folder / "mc.jsonl", "multiple-choice")
+    >>> write_items(instances, [2, 0], folder / "kept.jsonl").name
+    'kept.jsonl'
+    >>> [json.loads(x)["ind"] for x in (folder / "kept.jsonl").read_text().splitlines()]
+    [0, 2]
+    """
+    chosen = sorted({instances.source[int(i)] for i in indices},
                     key=lambda s: (s[0], -1 if s[1] is None else INLI_LABELS.index(s[1])))
-    if instances.format == "winogrande":
-        write_winogrande([instances.items[i] for i, _ in chosen], path, overwrite=overwrite)
-    elif instances.format == "multiple-choice":
-        write_multiple_choice([instances.items[i] for i, _ in chosen], path,
-                              overwrite=overwrite)
+    if instances.format in _ITEM_WRITERS:
+        _ITEM_WRITERS[instances.format]([instances.items[i] for i, _ in chosen], path,
+                                        overwrite=overwrite)
     else:
         data = instances.items
         keep: dict[int, set[str]] = {}

@@ -4,9 +4,15 @@
     Fine-tune the ending model on the gold endings of a HellaSwag file (:mod:`.ending_model`).
 ``dpc swag oversample CONTEXTS.jsonl --out DIR [--per-context N] [--constrain-context] [--model PATH]``
     Sample N distinct endings per context into ``DIR/pool.jsonl`` (:mod:`.oversample`).
-``dpc swag filter DIR --out FILE.jsonl [--k 3] [--iterations I]``
-    Adversarial Filtering over the pool; writes HellaSwag-format JSON lines, ``DIR/report.json``
-    and the AF curve ``DIR/af_curve.png`` (:mod:`.adversarial_filter`).
+``dpc swag filter DIR --out FILE.jsonl|FILE.csv [--k 3] [--iterations I]``
+    Adversarial Filtering over the pool; writes HellaSwag-format JSON lines (or, for ``--out``
+    ending in ``.csv``, the official SWAG CSV, whose rows all have k + 1 endings: a context
+    whose pool had fewer than k endings is left out of it, and counted on stderr),
+    ``DIR/report.json`` and the AF curve ``DIR/af_curve.png`` (:mod:`.adversarial_filter`).
+
+A data or contexts file whose name ends in ``.csv`` is read as the official SWAG CSV
+(:func:`tasks.datasets.read_swag_csv`), any other as HellaSwag/SWAG JSON lines
+(:func:`tasks.datasets.read_multiple_choice`).
 
 All three resume an interrupted run when started again with the same ``--out``/``DIR``.
 
@@ -41,7 +47,8 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     cmds = swag.add_subparsers(dest="swag_command", required=True)
 
     t = cmds.add_parser("train-endings", help="fine-tune the ending model on gold endings")
-    t.add_argument("data", help="HellaSwag JSON lines (e.g. ../shared/data/hellaswag/val_part1.jsonl)")
+    t.add_argument("data", help="HellaSwag JSON lines (e.g. ../shared/data/hellaswag/val_part1.jsonl) "
+                   "or a SWAG CSV (*.csv)")
     t.add_argument("--out", required=True, help="folder (resumes a run there)")
     t.add_argument("--base", default="smollm2-135m",
                    help="pretrained causal LM to adapt with LoRA (default smollm2-135m), or "
@@ -56,7 +63,8 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
                    interrupted=lambda a: f"checkpoints kept in {a.out}; run it again to resume")
 
     o = cmds.add_parser("oversample", help="sample distinct endings per context")
-    o.add_argument("contexts", help="HellaSwag-format JSON lines (ctx, endings, label)")
+    o.add_argument("contexts", help="HellaSwag-format JSON lines (ctx, endings, label) or a "
+                   "SWAG CSV (*.csv: sent1, sent2, ending0..3, label)")
     o.add_argument("--out", required=True, help="pool folder (resumes a run there)")
     o.add_argument("--per-context", type=int, default=od.per_context,
                    help=f"distinct endings per context (default {od.per_context})")
@@ -84,7 +92,9 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
 
     f = cmds.add_parser("filter", help="Adversarial Filtering of an oversampled pool")
     f.add_argument("folder", help="pool folder of `dpc swag oversample`")
-    f.add_argument("--out", required=True, help="HellaSwag-format JSON lines to write")
+    f.add_argument("--out", required=True,
+                   help="file to write: HellaSwag-format JSON lines, or the official SWAG CSV "
+                   "(sent1, sent2, ending0..3, label) when the name ends in .csv")
     f.add_argument("--k", type=int, default=fd.k, help=f"negatives per context (default {fd.k})")
     f.add_argument("--iterations", type=int, default=fd.iterations, help="maximum AF iterations")
     f.add_argument("--cheap-iterations", type=int, default=fd.cheap_iterations,
@@ -111,14 +121,25 @@ def _fail(err: Exception) -> int:
     return 2
 
 
+def _is_csv(path: str) -> bool:
+    """Whether ``path`` names a SWAG CSV (by its extension) rather than JSON lines."""
+    return path.lower().endswith(".csv")
+
+
+def _read_items(path: str) -> list[Any]:
+    """The multiple-choice items of a SWAG CSV (``*.csv``) or of HellaSwag/SWAG JSON lines."""
+    from tasks.datasets import read_multiple_choice, read_swag_csv
+
+    return read_swag_csv(path) if _is_csv(path) else read_multiple_choice(path)
+
+
 def train_endings_command(args: argparse.Namespace) -> int:
     """Fine-tune the ending model; print its result."""
     try:
-        from tasks.datasets import read_multiple_choice
         from tasks.swag.ending_model import train_ending_model
 
         device = check_arguments(args, training=True)  # before the data is read
-        items = read_multiple_choice(args.data)
+        items = _read_items(args.data)
         result = train_ending_model(items, args.out, base=args.base, init_from=args.init_from,
                                     max_minutes=args.minutes, epochs=args.epochs,
                                     device=device, dtype=args.dtype)
@@ -133,7 +154,6 @@ def oversample_command(args: argparse.Namespace) -> int:
     """Sample the pool; print the summary."""
     try:
         from dpc_files import check_output_folder
-        from tasks.datasets import read_multiple_choice
         from tasks.swag.ending_model import BUNDLED_ENDING_MODEL, context_split, load_ending_model
         from tasks.swag.oversample import OversampleOptions, oversample
 
@@ -144,7 +164,7 @@ def oversample_command(args: argparse.Namespace) -> int:
             constrain_context=args.constrain_context, seed=args.seed, limit=args.limit)
         device = check_arguments(args)
         check_output_folder(args.out, "--out", command="dpc swag oversample")  # before reading or loading
-        items = read_multiple_choice(args.contexts)
+        items = _read_items(args.contexts)
         if args.split != "all":
             items = [it for it in items if context_split(it.ctx) == args.split]
         model, tokenizer = load_ending_model(args.model or BUNDLED_ENDING_MODEL, device=device,
@@ -166,7 +186,7 @@ def filter_command(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         from dpc_files import check_output_file
-        from tasks.datasets import write_multiple_choice
+        from tasks.datasets import write_multiple_choice, write_swag_csv
         from tasks.swag.adversarial_filter import FilterOptions, adversarial_filter, filtered_items
         from tasks.swag.plot import plot_af_curve
 
@@ -177,7 +197,13 @@ def filter_command(args: argparse.Namespace) -> int:
                                 stop_at_chance=args.stop_at_chance, seed=args.seed)
         report = adversarial_filter(args.folder, options, device=device, dtype=args.dtype)
         items = filtered_items(args.folder, seed=args.seed)
-        write_multiple_choice(items, args.out, overwrite=args.overwrite)
+        short = []
+        if _is_csv(args.out):  # a CSV row has k + 1 ending columns: the short contexts stay out
+            short = [it for it in items if len(it.endings) != args.k + 1]
+            items = [it for it in items if len(it.endings) == args.k + 1]
+            write_swag_csv(items, args.out, overwrite=args.overwrite)
+        else:
+            write_multiple_choice(items, args.out, overwrite=args.overwrite)
         png = plot_af_curve(report, Path(args.folder) / "af_curve.png")
     except DpcError as err:
         return _fail(err)
@@ -188,6 +214,10 @@ def filter_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
     if report["no_sampled_ending"]:
         print(f"{len(report['no_sampled_ending'])} context(s) have no sampled ending: left out",
+              file=sys.stderr)
+    if short:
+        print(f"{len(short)} context(s) with fewer than {args.k + 1} endings left out of the CSV "
+              "(its rows all have the same ending columns; a .jsonl --out keeps them)",
               file=sys.stderr)
     print(f"contexts: {len(items)} written to {args.out}; AF curve: {png}")
     print(f"iterations: {len(rows)} ({report['stopped']})")

@@ -206,3 +206,18 @@ def test_aflite_refuses_large_and_bad_files(service: Service, tiny_bert: str) ->
     assert "/tmp" not in str(err.value)
     with pytest.raises(ServeError, match=r"`m` \(=40\) must be smaller"):
         tab.answer(service, AfliteRequest(winogrande_text(), "winogrande", m=40))
+
+
+def test_aflite_reads_a_swag_csv_and_gives_it_back(service: Service, tiny_bert: str) -> None:
+    from tasks.aflite.formats import FORMATS
+
+    rows = "".join(f'{i},v{i},{i},"Person {i} walks. he","Person {i} walks.",he,gold,'
+                   f'sits {i}.,runs.,eats {i % 3}.,waves.,{i % 4}\n' for i in range(24))
+    text = (",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,"
+            "ending3,label\n" + rows)
+    assert "swag-csv" in FORMATS  # every format dpc aflite reads is one the tab takes
+    answer = AfliteTab(encoder=tiny_bert).answer(service, AfliteRequest(text, "swag-csv", n=8,
+                                                                         seed=0))
+    assert answer["instances"] == 24 == answer["kept"] + answer["removed"]
+    assert answer["kept_file"].startswith(",video-id,fold-ind,startphrase,sent1,sent2")
+    assert len(answer["kept_file"].splitlines()) == answer["kept"] + 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli import main
-from tasks.datasets import read_winogrande
+from tasks.datasets import read_swag_csv, read_winogrande
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -31,6 +31,13 @@ def test_aflite_command_writes_kept_items_and_report(tiny_encoder: Path, winogra
         assert key in report
     kept = read_winogrande(out / "kept.jsonl")
     assert len(kept) == report["kept"] <= 40 and report["embedded"] == 40
+    # the removed items in the same format: with the kept ones, the input, each once
+    removed = read_winogrande(out / "removed.jsonl")
+    assert (report["kept_file"], report["removed_file"]) == ("kept.jsonl", "removed.jsonl")
+    assert len(removed) == report["removed"] == 40 - report["kept"]
+    assert sorted(x.qid for x in kept + removed) == sorted(x.qid for x in
+                                                          read_winogrande(winogrande_file))
+    assert f"{out}/kept.jsonl, {out}/removed.jsonl, {out}/report.json" in stdout
     assert report["sets"]["random"]["size"] == report["sets"]["PMI"]["size"] == report["kept"]
     assert f"kept {report['kept']} of 40" in stdout
     # the same command again: the folder is its own, the embeddings come from the cache
@@ -58,10 +65,47 @@ def test_fine_tuning_on_the_cpu_and_a_dtype_with_its_own_cache(
     assert status == 0, err
     report = json.loads((tmp_path / "f32" / "report.json").read_text())
     assert report["finetuned_on"] == 8 and report["embedded"] == 32
+    # the share fine-tuned on and discarded is among the removed items
+    kept, removed = (read_winogrande(tmp_path / "f32" / f"{name}.jsonl")
+                     for name in ("kept", "removed"))
+    assert len(kept) == report["kept"] <= 32 and len(removed) == 40 - report["kept"]
+    assert sorted(x.qid for x in kept + removed) == sorted(x.qid for x in
+                                                          read_winogrande(winogrande_file))
     # bfloat16 autocast gives other embeddings: a cache entry of its own beside float32's
     status, _, err = run(capsys, *argv, "--out", str(tmp_path / "bf16"), "--dtype", "bfloat16")
     assert status == 0, err
     assert len([p for p in cache.iterdir() if p.is_dir()]) == 2
+
+
+def test_swag_csv_in_and_out(tiny_encoder: Path, tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "val.csv"
+    # an easy dataset (the right ending is always the same words), so that AFLite removes some
+    endings = [[f"sits {i}.", "runs.", f"eats {i % 3}.", "waves."] for i in range(30)]
+    for i, four in enumerate(endings):
+        four[i % 4] = "wins the gold prize!"
+    data.write_text(",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,"
+                    "ending2,ending3,label\n" + "".join(
+                        f'{i},v{i},{i + 7},"Person {i} walks, slowly. he",'
+                        f'"Person {i} walks, slowly.",he,gold,{",".join(endings[i])},{i % 4}\n'
+                        for i in range(30)))
+    out = tmp_path / "out"
+    status, stdout, err = run(capsys, str(data), "--format", "swag-csv", "--out", str(out),
+                              "--encoder", str(tiny_encoder), "--finetune", "0", "--n", "8",
+                              "--m", "10", "--k", "3", "--no-figure", "--device", "cpu")
+    assert status == 0, err
+    report = json.loads((out / "report.json").read_text())
+    assert (report["kept_file"], report["removed_file"]) == ("kept.csv", "removed.csv")
+    kept, removed = read_swag_csv(out / "kept.csv"), read_swag_csv(out / "removed.csv")
+    assert len(kept) == report["kept"] and len(removed) == report["removed"] == 30 - len(kept)
+    assert kept and removed
+    # every row of the input in one of the two files, as it was (byte for byte), in its order
+    rows = data.read_text().splitlines()
+    kept_rows, removed_rows = ((out / f).read_text().splitlines() for f in ("kept.csv",
+                                                                           "removed.csv"))
+    assert kept_rows[0] == removed_rows[0] == rows[0]
+    assert sorted(kept_rows[1:] + removed_rows[1:]) == sorted(rows[1:])
+    assert kept_rows[1:] == [r for r in rows[1:] if r in kept_rows[1:]]
 
 
 @pytest.mark.parametrize("extra, words", [

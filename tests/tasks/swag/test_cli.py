@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from cli import main
-from tasks.datasets import read_multiple_choice
+from tasks.datasets import read_multiple_choice, read_swag_csv, write_swag_csv
 from tests.tasks.swag.test_adversarial_filter import _pool
 
 
@@ -50,6 +50,21 @@ def test_filter_writes_items_report_and_curve(tmp_path, capsys):
     assert (folder / "af_curve.png").stat().st_size > 10_000
     assert main(["swag", "filter", str(folder), "--out", str(out), "--iterations", "2",
                  "--cheap-iterations", "2"]) == 2  # the output exists: no --overwrite
+    capsys.readouterr()
+    # --out *.csv: the same items as the official SWAG CSV, but for the short context (k + 1 = 4
+    # ending columns in every row)
+    csv_out = tmp_path / "af.csv"
+    assert main(["swag", "filter", str(folder), "--out", str(csv_out), "--iterations", "2",
+                 "--cheap-iterations", "2", "--device", "cpu"]) == 0
+    captured = capsys.readouterr()
+    assert "1 context(s) with fewer than 4 endings left out of the CSV" in captured.err
+    assert csv_out.read_text().splitlines()[0] == (
+        ",video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,"
+        "label,activity_label,source")
+    rows = read_swag_csv(csv_out)
+    assert [(r.ind, r.ctx, r.endings, r.label) for r in rows] == \
+        [(it.ind, it.ctx, it.endings, it.label) for it in items if it.ind != 5]
+    assert (rows[0].extra["sent1"], rows[0].extra["sent2"]) == ("a man stands in room 0 .", "he")
 
 
 def test_train_endings_and_oversample_on_the_cpu(tmp_path, tiny_lm, capsys):
@@ -82,3 +97,24 @@ def test_train_endings_and_oversample_on_the_cpu(tmp_path, tiny_lm, capsys):
                  "--max-rounds", "1", "--device", "cpu"]) == 0
     assert json.loads(capsys.readouterr().out)["contexts_in_pool"] == 2
     assert [e.ind for e in read_pool(pool)] == [0, 1]
+    # the same contexts as a SWAG CSV (read by its extension): the same pool
+    write_swag_csv(items, tmp_path / "ctx.csv")
+    assert main(["swag", "oversample", str(tmp_path / "ctx.csv"), "--out", str(tmp_path / "p2"),
+                 "--model", str(model), "--limit", "2", "--per-context", "2",
+                 "--max-new-tokens", "4", "--max-rounds", "1", "--device", "cpu"]) == 0
+    capsys.readouterr()
+    assert read_pool(tmp_path / "p2") == read_pool(pool)
+
+
+def test_a_malformed_csv_of_contexts_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "ctx.csv"
+    bad.write_text("sent1,sent2,ending0,ending1,label\nA man walks.,He,sits.,runs.,0\n"
+                   "A man walks.,He,sits.,runs.,2\n")
+    assert main(["swag", "oversample", str(bad), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"dpc swag: error: {bad}:3: `label` (='2') must be one of 0, 1"
+    test_split = tmp_path / "test.csv"
+    test_split.write_text("sent1,sent2,ending0,ending1\nA man walks.,He,sits.,runs.\n")
+    assert main(["swag", "train-endings", str(test_split), "--out", str(tmp_path / "m")]) == 2
+    assert f"{test_split}: no `label` column" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
