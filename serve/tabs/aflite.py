@@ -47,7 +47,7 @@ from serve.service import (
     error_message,
     request_from_json,
 )
-from serve.tabs import Lazy, TaskTab
+from serve.tabs.base import Lazy, TaskTab
 from tasks.aflite.formats import FORMATS, SUFFIXES, VIEWS
 
 __all__ = ["AFLITE_LIMITS", "AfliteRequest", "AfliteTab", "TooLargeError", "aflite_html",

@@ -41,7 +41,7 @@ from serve.service import (
     error_message,
     request_from_json,
 )
-from serve.tabs import Lazy, TaskTab
+from serve.tabs.base import Lazy, TaskTab
 from tasks.datasets import INLI_LABELS
 from tasks.inli.hypotheses import DEFAULT_GENERATOR, GENERATED_LABELS, RERANKS, parse_labels
 

@@ -48,7 +48,7 @@ from serve.service import (
     error_message,
     request_from_json,
 )
-from serve.tabs import Lazy, TaskTab
+from serve.tabs.base import Lazy, TaskTab
 
 __all__ = ["NO_COMMITTEE", "SWAG_LIMITS", "SwagRequest", "SwagTab", "endings_html"]
 
