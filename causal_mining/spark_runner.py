@@ -15,8 +15,6 @@ True
 
 from __future__ import annotations
 
-import os
-import sys
 import tempfile
 import zipfile
 from collections.abc import Sequence
@@ -27,19 +25,9 @@ from tqdm.auto import tqdm
 
 from causal_mining.options import MineOptions
 from causal_mining.worker import mine_file
+from dpc_spark import spark_python_env, spark_session
 
-__all__ = ["run_spark", "spark_python_env", "package_zip"]
-
-
-def spark_python_env() -> dict[str, str]:
-    """Environment so Spark's Python workers use this interpreter and find this package."""
-    package_root = str(Path(__file__).resolve().parent.parent)
-    path = os.environ.get("PYTHONPATH", "")
-    return {
-        "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
-        "PYSPARK_DRIVER_PYTHON": os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable),
-        "PYTHONPATH": package_root if not path else f"{package_root}{os.pathsep}{path}",
-    }
+__all__ = ["run_spark", "spark_python_env", "package_zip"]  # spark_python_env: dpc_spark's
 
 
 def package_zip(folder: Path) -> Path:
@@ -53,32 +41,13 @@ def package_zip(folder: Path) -> Path:
     return target
 
 
-def _session(master: str) -> tuple[Any, bool]:
-    """The active Spark session, or a new one on ``master``; and whether we created it."""
-    os.environ.update(spark_python_env())
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active, False
-    session = (
-        SparkSession.builder.master(master)
-        .appName("dpc-mine")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
-    )
-    return session, True
-
-
 def run_spark(files: Sequence[Path], options: MineOptions) -> list[dict[str, Any]]:
     """Mine ``files`` with Spark (one task per file); return the summaries in index order.
 
     An already active Spark session is reused (and left running); otherwise one is created on
     ``options.spark_master`` and stopped at the end.
     """
-    session, created = _session(options.spark_master)
+    session, created = spark_session(options.spark_master, "dpc-mine")
     try:
         context = session.sparkContext
         with tempfile.TemporaryDirectory() as scratch:

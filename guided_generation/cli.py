@@ -22,7 +22,18 @@ from typing import IO, TYPE_CHECKING, Any
 from causal_mining.pair import DIRECTIONS
 from dpc_device import add_device_arguments
 from dpc_errors import DpcError
-from dpc_files import ResultsFile, file_digest, text_digest
+from dpc_files import (
+    OutputError,
+    ResultsFile,
+    atomic_open,
+    check_output_folder,
+    claim_output_folder,
+    file_digest,
+    read_json,
+    run_difference,
+    text_digest,
+    write_json,
+)
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
@@ -33,9 +44,10 @@ from guided_generation.options import (
 )
 
 if TYPE_CHECKING:
-    from guided_generation.pipeline import GuidedResult
+    from guided_generation.pipeline import GuidedGenerator, GuidedResult
 
-__all__ = ["GenerateItem", "add_generate_parser", "generate_command", "generator_run",
+__all__ = ["GenerateItem", "GeneratorLoad", "add_generate_parser", "generate_command",
+           "generate_row", "generator_run",
            "interrupted_note", "read_items", "run_signature", "verifier_run"]
 
 
@@ -188,6 +200,13 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out file instead of resuming it (the new file "
                    "is written beside it and renamed when the run ends)")
+    p.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
+                   help="decode --input-file with Spark (MASTER: default local[*]; "
+                   "spark://host:7077 for a cluster): partitions are committed to OUT.parts/ "
+                   "as they finish, so a killed job resumes; needs --out")
+    p.add_argument("--partitions", type=int, default=None, metavar="N",
+                   help="with --spark: contiguous partitions of the inputs (default: two per "
+                   "core, at most 100 inputs each; a resumed run keeps its own)")
     p.set_defaults(func=generate_command, interrupted=interrupted_note)
     return p
 
@@ -203,6 +222,9 @@ def interrupted_note(args: argparse.Namespace) -> str:
     if not getattr(args, "started", False) and not getattr(args, "skip", 0):
         return f"nothing was written to {args.out}; run it again"
     again = "again without --overwrite" if args.overwrite else "the same command again"
+    if getattr(args, "spark", None) is not None:
+        return (f"the finished partitions are kept in {args.out}.parts; run {again} to resume "
+                "(they are not decoded again)")
     return f"the results of the finished inputs are kept in {args.out}; run {again} to resume"
 
 
@@ -325,6 +347,138 @@ _RERANK_LABELS = {"nll": "mean NLL", "pmi": "PMI with the input", "mmr": "MMR (l
                   "verifier": "the plausibility verifier"}
 
 
+@dataclass(frozen=True)
+class GeneratorLoad:
+    """What loads the generator of a ``dpc generate`` run (picklable: Spark's executors load
+    it from this, once per process)."""
+
+    model: str | None
+    graph: str | None
+    device: str
+    dtype: str
+    verifier: str | None
+    seed: int
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> GeneratorLoad:
+        return cls("bundled" if args.fast else args.model, args.graph, args.device, args.dtype,
+                   _verifier(args), args.seed)
+
+    def load(self, device: str | None = None) -> GuidedGenerator:
+        """The generator, on ``device`` (default: the run's ``--device``), torch seeded."""
+        import torch
+        from transformers.utils import logging as hf_logging
+
+        from guided_generation.pipeline import GuidedGenerator
+
+        torch.manual_seed(self.seed)
+        hf_logging.disable_progress_bar()  # one bar per command: ours
+        return GuidedGenerator.load(self.model, self.graph, device=device or self.device,
+                                    dtype=self.dtype, verifier=self.verifier)
+
+
+def generate_row(generator: GuidedGenerator, index: int, item: GenerateItem,
+                 options: GuidedOptions, banned: list[str],
+                 progress: bool = False) -> tuple[dict[str, Any], GuidedResult]:
+    """The ``--out``/``--json`` record of input ``index`` (and the result it was made from):
+    the one definition the local and the Spark path share."""
+    result = generator.generate(item.text, item.direction, options, item.constraints,
+                                progress=progress, banned=banned)
+    return {"index": index, **result.to_dict()}, result
+
+
+def _spark_load(spec: GeneratorLoad) -> GuidedGenerator:
+    """The generator on a Spark executor: on the GPU Spark gave this task, if it gave one
+    (``spark.task.resource.gpu.amount=1``: one model per GPU), else on ``--device``."""
+    device = spec.device
+    if device in ("auto", "cuda"):
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        gpus = task.resources().get("gpu") if task is not None else None
+        if gpus is not None and gpus.addresses:
+            device = f"cuda:{gpus.addresses[0]}"
+    return spec.load(device)
+
+
+def _spark_row(options: GuidedOptions, banned: list[str], generator: GuidedGenerator,
+               index: int, item: GenerateItem) -> list[dict[str, Any]]:
+    """One input's records on a Spark executor (:func:`generate_row`, as the local path)."""
+    row, result = generate_row(generator, index, item, options, banned)
+    for note in result.notes:
+        print(f"note: input {index}: {note}", file=sys.stderr)
+    return [row]
+
+
+def _parts_folder(args: argparse.Namespace, results: ResultsFile, inputs: int,
+                  session: Any) -> tuple[Path, int]:
+    """The checked parts folder of a ``--spark`` run (``OUT.parts``, claimed as this run's)
+    and its partition count: the one it recorded, else ``--partitions`` or the default."""
+    from dpc_spark import default_partitions
+
+    parts = results.path.with_name(results.path.name + ".parts")
+    option = "--out's parts folder"
+    check_output_folder(parts, option, command="dpc generate --spark")
+    record = parts / "run.json"
+    recorded = read_json(record) if record.is_file() else None
+    if recorded is not None and args.overwrite:
+        for old in [*parts.glob("part-*.jsonl"), record]:
+            old.unlink()
+        recorded = None
+    if recorded is not None:
+        difference = run_difference(results.run, recorded.get("run", {}))
+        if difference:
+            raise OutputError(f"{option} {str(parts)!r} holds parts of another run: {difference}; "
+                              "pass --overwrite to replace them, or remove the folder")
+        count = recorded["partitions"]
+        if args.partitions is not None and args.partitions != count:
+            raise OutputError(f"--partitions is {args.partitions} here and {count} in {str(parts)!r}"
+                              "; leave it out to resume, or pass --overwrite")
+        return parts, count
+    count = args.partitions if args.partitions is not None else default_partitions(
+        inputs, session.sparkContext.defaultParallelism)
+    if count < 1:
+        raise GuidedGenerationError(f"--partitions (={count}) must be at least 1")
+    claim_output_folder(parts, "dpc generate --spark", option)
+    write_json(record, {"run": results.run, "partitions": count})
+    return parts, count
+
+
+def _generate_spark(args: argparse.Namespace, items: list[GenerateItem], options: GuidedOptions,
+                    results: ResultsFile, skip: int) -> None:
+    """``--spark``: decode the inputs not in ``--out`` yet in committed partitions, then write
+    ``--out`` whole (its rows so far, then the parts' in input order) and rename it in place."""
+    from functools import partial
+
+    from dpc_spark import partition_ranges, read_parts, run_partitions, spark_session
+
+    session, created = spark_session(args.spark, "dpc-generate")
+    try:
+        parts, count = _parts_folder(args, results, len(items), session)
+        spec = GeneratorLoad.from_args(args)
+        args.started = True
+        summary = run_partitions(items, parts, count, load=partial(_spark_load, spec), key=spec,
+                                 apply=partial(_spark_row, options, list(args.banned)),
+                                 master=args.spark, app_name="dpc-generate", done_before=skip,
+                                 desc="partitions (spark)")
+    finally:
+        if created:
+            session.stop()
+    kept = results.check()[:skip]  # the rows --out already held, read again just before writing
+    ranges = partition_ranges(len(items), count)
+    first = next((n for n, (_, end) in enumerate(ranges) if end > skip), len(ranges))
+    with atomic_open(results.path) as handle:
+        handle.write(json.dumps(results.header, ensure_ascii=False) + "\n")
+        for row in kept:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        for row in read_parts(parts, range(first, len(ranges))):
+            if row["index"] >= skip:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"note: {summary['computed']} of {summary['partitions']} partitions decoded, "
+          f"{summary['skipped']} were done; {results.path} holds all {len(items)} results "
+          f"({parts} can be removed)", file=sys.stderr)
+
+
 def _print_table(result: GuidedResult, elapsed: float, rerank: str = "nll") -> None:
     stats = result.stats
     what = "causes" if result.direction == "cause" else "effects"
@@ -351,6 +505,12 @@ def generate_command(args: argparse.Namespace) -> int:
         if args.fast and args.model is not None:
             raise GuidedGenerationError(f"give --fast or --model (={args.model!r}), not both")
         options = _options(args)
+        spark = getattr(args, "spark", None)
+        if spark is not None and (not args.input_file or not args.out):
+            raise GuidedGenerationError("--spark needs --input-file and --out (the results are "
+                                        "written to --out, partition by partition)")
+        if getattr(args, "partitions", None) is not None and spark is None:
+            raise GuidedGenerationError("--partitions needs --spark")
         items = _items(args)  # checks every input's direction (--direction's too)
         results = None
         skip = 0
@@ -365,16 +525,10 @@ def generate_command(args: argparse.Namespace) -> int:
         if skip:
             print(f"note: {args.out} already holds {skip} of {len(items)} results: resuming",
                   file=sys.stderr)
-        import torch
-        from transformers.utils import logging as hf_logging
-
-        from guided_generation.pipeline import GuidedGenerator
-
-        torch.manual_seed(args.seed)
-        hf_logging.disable_progress_bar()  # one bar per command: ours
-        generator = GuidedGenerator.load("bundled" if args.fast else args.model, args.graph,
-                                         device=args.device, dtype=args.dtype,
-                                         verifier=_verifier(args))
+        if spark is not None and results is not None:
+            _generate_spark(args, items, options, results, skip)
+            return 0
+        generator = GeneratorLoad.from_args(args).load()
         from tqdm.auto import tqdm
 
         with results.writer() if results else nullcontext(None) as write:  # everything checked
@@ -384,11 +538,10 @@ def generate_command(args: argparse.Namespace) -> int:
                 if index < skip:
                     continue
                 started = time.perf_counter()
-                result = generator.generate(item.text, item.direction, options, item.constraints,
-                                            progress=len(items) == 1, banned=args.banned)
+                row, result = generate_row(generator, index, item, options, args.banned,
+                                           progress=len(items) == 1)
                 for note in result.notes:
                     print(f"note: {note}", file=sys.stderr)
-                row = {"index": index, **result.to_dict()}
                 if write:
                     write(row)
                 elif args.json:

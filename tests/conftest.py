@@ -1,8 +1,12 @@
-"""Fixtures shared by several test packages: a tiny causal LM (no download, no data)."""
+"""Fixtures shared by several test packages: a tiny causal LM (no download, no data), and one
+local Spark session for every Spark test (starting one takes about 10 s)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -25,3 +29,24 @@ def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     LlamaForCausalLM(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One small local Spark session (two cores, no UI), shared by every Spark test."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed")
+    from pyspark.sql import SparkSession
+
+    from dpc_spark import spark_python_env
+
+    os.environ.update(spark_python_env())
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("dpc-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()

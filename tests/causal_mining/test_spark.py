@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +16,7 @@ from .conftest import BATCH_CHARS, bank_bytes
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed")
 
 
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """One small local Spark session for the module (two cores, no UI)."""
-    from pyspark.sql import SparkSession
-
-    from causal_mining.spark_runner import spark_python_env
-
-    os.environ.update(spark_python_env())
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("dpc-mine-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+# ``spark``: the session-wide local[2] session of tests/conftest.py
 
 
 def test_spark_output_equals_local_output(
