@@ -5,6 +5,7 @@ The human row scores every reference sentence of the sets as if it were an outpu
 the lemma reading allows (en_core_web_sm 3.8 lemmatises "riding"/"rides" as *rid*).
 
     .venv/bin/python benchmarks/commongen/lemma_misses.py --outputs benchmarks/commongen/outputs --start 497
+    .venv/bin/python benchmarks/commongen/lemma_misses.py --limit 497   # the references of the first half
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def readings(nlp: Any, texts: Sequence[str], sets: Sequence[ConceptSet]) -> dict
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--outputs", required=True, help="modes.py --outputs folder")
+    ap.add_argument("--outputs", default=None,
+                    help="modes.py --outputs folder (default: the human references only)")
     ap.add_argument("--src", default=str(ROOT.parent / "shared/data/commongen/commongen.dev.jsonl"))
     ap.add_argument("--start", type=int, default=0, help="the --start the outputs were made with")
     ap.add_argument("--limit", type=int, default=None, help="sets from --start (default: all)")
@@ -58,7 +60,7 @@ def main() -> None:
     stop = None if args.limit is None else args.start + args.limit
     sets, keys = sets[args.start:stop], keys[args.start:stop]
     nlp = default_lemmatizer().nlp
-    for file in sorted(Path(args.outputs).glob("*.jsonl")):
+    for file in sorted(Path(args.outputs).glob("*.jsonl")) if args.outputs else ():
         texts = [json.loads(line)["text"] for line in file.open(encoding="utf-8")]
         print(json.dumps({"mode": file.stem, **readings(nlp, texts, sets[:len(texts)])}))
     refs = [(text, concepts) for key, concepts in zip(keys, sets, strict=True)
