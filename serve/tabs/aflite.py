@@ -245,9 +245,7 @@ class AfliteTab(TaskTab):
                 "finds easy are removed; the figure is the paper's Figure 1 (PCA and the PC1 "
                 "histograms per label). The encoder is the pretrained all-MiniLM-L6-v2 "
                 "(`--finetune 0`).")
-            absent = self.missing()
-            if absent:
-                gr.HTML(error_html(f"{self.title}: {absent}"), elem_id="aflite-missing")
+            self.missing_note()
             with gr.Row():
                 with gr.Column(scale=2):
                     upload = gr.File(label="Dataset file", file_types=[".jsonl", ".csv"],

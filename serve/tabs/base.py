@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from dpc_errors import DpcError
+from serve.render import error_html
 from serve.service import Service, UnavailableError
 
 __all__ = ["Lazy", "TaskTab"]
@@ -79,6 +80,15 @@ class TaskTab:
         """Why the tab cannot answer (a model's files are absent), or ``None``; checked without
         loading anything, when the page is built."""
         return None
+
+    def missing_note(self) -> None:
+        """On the Gradio tab being built: why it cannot answer (:meth:`missing`), when it
+        cannot (an element ``<key>-missing``)."""
+        absent = self.missing()
+        if absent:
+            import gradio as gr
+
+            gr.HTML(error_html(f"{self.title}: {absent}"), elem_id=f"{self.key}-missing")
 
     def parse(self, body: object) -> Any:
         """The tab's request from a JSON body (a :class:`~serve.service.ServeError` naming

@@ -181,9 +181,7 @@ class InliTab(TaskTab):
             gr.Markdown("A premise and the hypothesis it implies → the variants `dpc inli "
                         "variants` writes (minimal edits of the implied entailment, decoded "
                         "with constraints), each with the INLI classifier's label.")
-            absent = self.missing()
-            if absent:
-                gr.HTML(error_html(f"{self.title}: {absent}"), elem_id="inli-missing")
+            self.missing_note()
             with gr.Row():
                 with gr.Column(scale=2):
                     premise = gr.Textbox(label="Premise", value=EXAMPLE[0], lines=2,

@@ -178,9 +178,7 @@ class SwagTab(TaskTab):
             gr.Markdown("A context → endings sampled by the SWAG ending model, as `dpc swag "
                         "oversample` samples them, with the Adversarial Filtering committee's "
                         "scores (higher: the committee takes it for the real ending).")
-            absent = self.missing()
-            if absent:
-                gr.HTML(error_html(f"{self.title}: {absent}"), elem_id="swag-missing")
+            self.missing_note()
             if self.committee is None:
                 gr.HTML(f'<p class="dpc-note" id="swag-no-committee">{html.escape(NO_COMMITTEE)}'
                         "</p>")

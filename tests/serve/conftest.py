@@ -56,19 +56,9 @@ def service(generator: GuidedGenerator) -> Service:
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A 1-layer, 16-wide BERT with random weights and MiniLM's tokenizer, saved as a Hugging
     Face folder (the AFLite tab's encoder, the INLI classifier's)."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from tests.tasks.aflite.conftest import build_tiny_bert
 
-    from train.models import minilm_tokenizer_path
-
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
-    BertModel(config).save_pretrained(str(folder), safe_serialization=True)
-    tokenizer.save_pretrained(str(folder))
-    return str(folder)
+    return str(build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), hidden=16, layers=1))
 
 
 @pytest.fixture(scope="session")

@@ -11,22 +11,28 @@ WINOGRANDE_L = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / 
     "train_l.jsonl"
 
 
-@pytest.fixture(scope="session")
-def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 2-layer, 32-wide BERT with random weights, saved as a Hugging Face folder."""
+def build_tiny_bert(folder: Path, hidden: int = 32, layers: int = 2) -> Path:
+    """A BERT of ``layers`` layers ``hidden`` wide with random weights (seed 0) and MiniLM's
+    tokenizer, saved as a Hugging Face folder in ``folder``."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     from train.models import minilm_tokenizer_path
 
-    folder = tmp_path_factory.mktemp("tiny-encoder")
     tokenizer = AutoTokenizer.from_pretrained(str(minilm_tokenizer_path()), local_files_only=True)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=hidden,
+                        num_hidden_layers=layers, num_attention_heads=2,
+                        intermediate_size=2 * hidden, max_position_embeddings=128)
     BertModel(config).save_pretrained(str(folder), safe_serialization=True)
     tokenizer.save_pretrained(str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer, 32-wide BERT with random weights, saved as a Hugging Face folder."""
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-encoder"))
 
 
 def winogrande_lines(count: int) -> list[dict]:
