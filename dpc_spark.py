@@ -10,9 +10,18 @@ driver shows a bar of partitions done (it watches the committed files) and, at t
 caller reads the parts back in input order (:func:`read_parts`).
 
 An error the row function raises as a :class:`~dpc_errors.DpcError` (a bad row) fails the task;
-once Spark gives up on it (``spark.task.maxFailures``: 4 on a cluster, 1 in ``local[N]``) the
-job fails and :func:`run_partitions` raises a :class:`SparkTaskError` with the row's message,
-one line, not Spark's Java stack.
+Spark runs a failed task again (``spark.task.maxFailures``: 4 in the sessions made here, on a
+cluster and in ``local[N,4]``; plain ``local[N]`` tries once) and, once it gives up, the job fails
+and :func:`run_partitions` raises a :class:`SparkTaskError` with the row's message, one line, not
+Spark's Java stack. A retried task commits its partition once: nothing is written before the
+partition's last row is mapped.
+
+A task's torch uses ``spark.task.cpus`` threads (default 1), so ``local[2]`` on two cores runs
+two workers of one thread each rather than two of two; give ``--conf spark.task.cpus=4`` (and
+four cores per task slot) for more, or set ``DPC_TORCH_THREADS``.
+
+``master=None`` runs the same partitions in this process, one after another, with the same
+commits: a command's local path then resumes as its Spark path does, from the same parts.
 
 On a real cluster (``spark://host:7077``, YARN, Kubernetes) ``PARTS`` must be on storage every
 executor and the driver see (NFS, a mounted bucket), and the executors need this project and its
@@ -39,11 +48,22 @@ from pathlib import Path
 from typing import Any
 
 from dpc_errors import DpcError
-from dpc_files import atomic_open
+from dpc_files import (
+    OutputError,
+    atomic_open,
+    check_output_folder,
+    claim_output_folder,
+    read_json,
+    run_difference,
+    write_json,
+)
 
-__all__ = ["SparkTaskError", "commit_partition", "default_partitions", "part_path",
-           "partition_ranges", "read_parts", "run_partitions", "spark_python_env",
+__all__ = ["SparkTaskError", "claim_parts", "commit_partition", "default_partitions",
+           "part_path", "partition_ranges", "read_parts", "run_partitions", "spark_python_env",
            "spark_session", "task_error"]
+
+#: The record of a parts folder: the run that owns it and its partition count.
+RUN_RECORD = "run.json"
 
 #: How a task's error message is framed in the text Spark hands the driver (its stack trace).
 _FRAME = ("<<dpc-task-error>>", "<</dpc-task-error>>")
@@ -79,6 +99,7 @@ def spark_session(master: str, app_name: str) -> tuple[Any, bool]:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.python.worker.reuse", "true")
+        .config("spark.task.maxFailures", "4")
         .getOrCreate()
     )
     return session, True
@@ -140,6 +161,43 @@ def read_parts(parts: Path, numbers: Iterable[int]) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
+def claim_parts(parts: Path, run: dict[str, Any], partitions: int | None,
+                default: Callable[[], int], *, command: str, overwrite: bool = False,
+                option: str = "--out's parts folder") -> int:
+    """Check ``parts`` as the parts folder of ``run`` (a run signature, as
+    :func:`dpc_files.run_difference` reads it) and return its partition count.
+
+    A folder a run recorded (``run.json``) keeps that run's count: the same run resumes there;
+    another run, or another ``partitions``, is an :class:`~dpc_files.OutputError` naming the
+    difference (``overwrite``: its parts are removed and the folder is this run's). A new folder
+    is claimed for ``command`` and records ``run`` with ``partitions`` (``None``: ``default()``).
+    """
+    parts = Path(parts)
+    check_output_folder(parts, option, command=command)
+    record = parts / RUN_RECORD
+    recorded = read_json(record) if record.is_file() else None
+    if recorded is not None and overwrite:
+        for old in [*parts.glob("part-*.jsonl"), record]:
+            old.unlink()
+        recorded = None
+    if recorded is not None:
+        difference = run_difference(run, recorded.get("run", {}))
+        if difference:
+            raise OutputError(f"{option} {str(parts)!r} holds parts of another run: {difference}; "
+                              "pass --overwrite to replace them, or remove the folder")
+        count = int(recorded["partitions"])
+        if partitions is not None and partitions != count:
+            raise OutputError(f"--partitions is {partitions} here and {count} in {str(parts)!r}"
+                              "; leave it out to resume, or pass --overwrite")
+        return count
+    count = default() if partitions is None else partitions
+    if count < 1:
+        raise DpcError(f"--partitions (={count}) must be at least 1")
+    claim_output_folder(parts, command, option)
+    write_json(record, {"run": run, "partitions": count})
+    return count
+
+
 _STATE: dict[str, Any] = {}  # the loaded state of this worker process: {"key": ..., "value": ...}
 
 
@@ -147,9 +205,28 @@ def _loaded(load: Callable[[], Any], key: Any) -> Any:
     """``load()``, once per worker process for the same ``key`` (the last one is kept)."""
     if _STATE.get("key") != key or "value" not in _STATE:
         _STATE.clear()
+        _cap_threads()
         _STATE["value"] = load()
         _STATE["key"] = key
     return _STATE["value"]
+
+
+def _cap_threads() -> None:
+    """Give this Spark task's torch ``DPC_TORCH_THREADS`` threads, else ``spark.task.cpus``
+    (outside a Spark task: unchanged)."""
+    threads = os.environ.get("DPC_TORCH_THREADS")
+    if not threads:
+        try:
+            from pyspark import TaskContext
+        except ImportError:
+            return
+        task = TaskContext.get()
+        if task is None:
+            return
+        threads = str(task.cpus())
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
 
 
 def _task(tasks: Iterator[tuple[int, list[tuple[int, Any]]]], parts: str,
@@ -182,7 +259,7 @@ def task_error(text: str) -> str | None:
 
 def run_partitions(rows: Sequence[Any], parts: Path, partitions: int, *,
                    load: Callable[[], Any], apply: Callable[[Any, int, Any], list[dict[str, Any]]],
-                   key: Any = None, master: str = "local[*]", app_name: str = "dpc",
+                   key: Any = None, master: str | None = "local[*]", app_name: str = "dpc",
                    done_before: int = 0, progress: bool = True,
                    desc: str = "partitions") -> dict[str, int]:
     """Map every row to its records with Spark and commit them partition by partition.
@@ -207,7 +284,9 @@ def run_partitions(rows: Sequence[Any], parts: Path, partitions: int, *,
         ``apply(state, index, row) -> records`` (JSON objects). A :class:`~dpc_errors.DpcError`
         it raises fails the job as a :class:`SparkTaskError` with the same message.
     master
-        The Spark master, when no session is active (an active one is reused and left running).
+        The Spark master, when no session is active (an active one is reused and left running);
+        ``None``: no Spark, the partitions are run here one after another (``load`` once) and
+        committed the same way, and an error is raised as it is.
 
     Returns
     -------
@@ -224,6 +303,19 @@ def run_partitions(rows: Sequence[Any], parts: Path, partitions: int, *,
     if not missing:
         return summary
     tasks = [(n, [(i, rows[i]) for i in range(*ranges[n])]) for n in missing]
+    if master is None:
+        bar = tqdm(total=len(ranges), initial=summary["skipped"], unit="partition", desc=desc,
+                   disable=None if progress else True)
+        try:
+            state = load()
+            for number, part_rows in tasks:
+                commit_partition(parts, number, [record for index, row in part_rows
+                                                 for record in apply(state, index, row)])
+                summary["computed"] += 1
+                bar.update(1)
+        finally:
+            bar.close()
+        return summary
     session, created = spark_session(master, app_name)
     try:
         context = session.sparkContext

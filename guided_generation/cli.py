@@ -23,16 +23,10 @@ from causal_mining.pair import DIRECTIONS
 from dpc_device import add_device_arguments
 from dpc_errors import DpcError
 from dpc_files import (
-    OutputError,
     ResultsFile,
     atomic_open,
-    check_output_folder,
-    claim_output_folder,
     file_digest,
-    read_json,
-    run_difference,
     text_digest,
-    write_json,
 )
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
@@ -414,33 +408,12 @@ def _parts_folder(args: argparse.Namespace, results: ResultsFile, inputs: int,
                   session: Any) -> tuple[Path, int]:
     """The checked parts folder of a ``--spark`` run (``OUT.parts``, claimed as this run's)
     and its partition count: the one it recorded, else ``--partitions`` or the default."""
-    from dpc_spark import default_partitions
+    from dpc_spark import claim_parts, default_partitions
 
     parts = results.path.with_name(results.path.name + ".parts")
-    option = "--out's parts folder"
-    check_output_folder(parts, option, command="dpc generate --spark")
-    record = parts / "run.json"
-    recorded = read_json(record) if record.is_file() else None
-    if recorded is not None and args.overwrite:
-        for old in [*parts.glob("part-*.jsonl"), record]:
-            old.unlink()
-        recorded = None
-    if recorded is not None:
-        difference = run_difference(results.run, recorded.get("run", {}))
-        if difference:
-            raise OutputError(f"{option} {str(parts)!r} holds parts of another run: {difference}; "
-                              "pass --overwrite to replace them, or remove the folder")
-        count = recorded["partitions"]
-        if args.partitions is not None and args.partitions != count:
-            raise OutputError(f"--partitions is {args.partitions} here and {count} in {str(parts)!r}"
-                              "; leave it out to resume, or pass --overwrite")
-        return parts, count
-    count = args.partitions if args.partitions is not None else default_partitions(
-        inputs, session.sparkContext.defaultParallelism)
-    if count < 1:
-        raise GuidedGenerationError(f"--partitions (={count}) must be at least 1")
-    claim_output_folder(parts, "dpc generate --spark", option)
-    write_json(record, {"run": results.run, "partitions": count})
+    count = claim_parts(parts, results.run, args.partitions, lambda: default_partitions(
+        inputs, session.sparkContext.defaultParallelism), command="dpc generate --spark",
+        overwrite=args.overwrite)
     return parts, count
 
 

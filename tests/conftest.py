@@ -41,7 +41,7 @@ def spark() -> Iterator[Any]:
 
     os.environ.update(spark_python_env())
     session = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master("local[2,4]")  # 4 tries a task, as a cluster
         .appName("dpc-test")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
