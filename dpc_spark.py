@@ -60,7 +60,7 @@ from dpc_files import (
 
 __all__ = ["SparkTaskError", "claim_parts", "commit_partition", "default_partitions",
            "part_path", "partition_ranges", "read_parts", "run_partitions", "spark_python_env",
-           "spark_session", "task_error"]
+           "spark_session", "task_device", "task_error"]
 
 #: The record of a parts folder: the run that owns it and its partition count.
 RUN_RECORD = "run.json"
@@ -209,6 +209,24 @@ def _loaded(load: Callable[[], Any], key: Any) -> Any:
         _STATE["value"] = load()
         _STATE["key"] = key
     return _STATE["value"]
+
+
+def task_device(device: str) -> str:
+    """The device a Spark task runs its model on: the GPU Spark gave the task, if it gave one
+    (``spark.task.resource.gpu.amount=1``: one model per GPU) and ``device`` is ``auto`` or
+    ``cuda``; else ``device`` as it is.
+
+    >>> task_device("cpu")
+    'cpu'
+    """
+    if device in ("auto", "cuda"):
+        from pyspark import TaskContext
+
+        task = TaskContext.get()
+        gpus = task.resources().get("gpu") if task is not None else None
+        if gpus is not None and gpus.addresses:
+            return f"cuda:{gpus.addresses[0]}"
+    return device
 
 
 def _cap_threads() -> None:

@@ -383,16 +383,10 @@ def generate_row(generator: GuidedGenerator, index: int, item: GenerateItem,
 
 def _spark_load(spec: GeneratorLoad) -> GuidedGenerator:
     """The generator on a Spark executor: on the GPU Spark gave this task, if it gave one
-    (``spark.task.resource.gpu.amount=1``: one model per GPU), else on ``--device``."""
-    device = spec.device
-    if device in ("auto", "cuda"):
-        from pyspark import TaskContext
+    (:func:`dpc_spark.task_device`), else on ``--device``."""
+    from dpc_spark import task_device
 
-        task = TaskContext.get()
-        gpus = task.resources().get("gpu") if task is not None else None
-        if gpus is not None and gpus.addresses:
-            device = f"cuda:{gpus.addresses[0]}"
-    return spec.load(device)
+    return spec.load(task_device(spec.device))
 
 
 def _spark_row(options: GuidedOptions, banned: list[str], generator: GuidedGenerator,

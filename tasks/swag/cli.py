@@ -85,6 +85,13 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--max-rounds", type=int, default=od.max_rounds)
     o.add_argument("--contexts-per-batch", type=int, default=od.contexts_per_batch)
     o.add_argument("--seed", type=int, default=od.seed)
+    o.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
+                   help="sample on Spark (MASTER default local[*]; spark://host:7077 for a "
+                   "cluster): batches of contexts in partitions committed to OUT/pool.parts/, "
+                   "the model loaded once per executor; the pool is the local path's")
+    o.add_argument("--partitions", type=int, default=None,
+                   help="with --spark: contiguous partitions of the batches (default: two per "
+                   "core, at most 100 batches each; a resumed run keeps its own)")
     add_device_arguments(o)
     o.set_defaults(func=oversample_command,
                    interrupted=lambda a: f"finished contexts kept in {a.out}/pool.jsonl; "
@@ -150,10 +157,20 @@ def train_endings_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spark_ending_model(model: str, device: str, dtype: str | None) -> tuple[Any, Any]:
+    """The ending model on a Spark executor (:func:`dpc_spark.task_device`)."""
+    from dpc_device import resolve_device
+    from dpc_spark import task_device
+    from tasks.swag.ending_model import load_ending_model
+
+    return load_ending_model(model, device=resolve_device(task_device(device)), dtype=dtype)
+
+
 def oversample_command(args: argparse.Namespace) -> int:
     """Sample the pool; print the summary."""
     try:
         from dpc_files import check_output_folder
+        from tasks.errors import TaskError
         from tasks.swag.ending_model import BUNDLED_ENDING_MODEL, context_split, load_ending_model
         from tasks.swag.oversample import OversampleOptions, oversample
 
@@ -163,14 +180,27 @@ def oversample_command(args: argparse.Namespace) -> int:
             contexts_per_batch=args.contexts_per_batch,
             constrain_context=args.constrain_context, seed=args.seed, limit=args.limit)
         device = check_arguments(args)
+        if args.partitions is not None and args.spark is None:
+            raise TaskError("--partitions needs --spark")
         check_output_folder(args.out, "--out", command="dpc swag oversample")  # before reading or loading
         items = _read_items(args.contexts)
         if args.split != "all":
             items = [it for it in items if context_split(it.ctx) == args.split]
-        model, tokenizer = load_ending_model(args.model or BUNDLED_ENDING_MODEL, device=device,
-                                             dtype=args.dtype)
-        summary = oversample(items, args.out, model, tokenizer, options,
-                             model_name=str(args.model or "bundled SWAG ending model"))
+        name = str(args.model or "bundled SWAG ending model")
+        if args.spark is not None:
+            from functools import partial
+
+            from tasks.swag.oversample import oversample_spark
+
+            load = partial(_spark_ending_model, str(args.model or BUNDLED_ENDING_MODEL),
+                           args.device, args.dtype)
+            summary = oversample_spark(items, args.out, load, options, model_name=name,
+                                       master=args.spark, partitions=args.partitions,
+                                       key=(name, args.device, args.dtype))
+        else:
+            model, tokenizer = load_ending_model(args.model or BUNDLED_ENDING_MODEL,
+                                                 device=device, dtype=args.dtype)
+            summary = oversample(items, args.out, model, tokenizer, options, model_name=name)
     except DpcError as err:
         return _fail(err)
     print(json.dumps(summary, indent=1))
