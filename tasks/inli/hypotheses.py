@@ -519,11 +519,28 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-premises", type=int, default=None, help="(--train) sample N premises")
     p.add_argument("--batch-size", type=int, default=8, help="(--train)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
+                   help="with --file: decode on Spark (MASTER default local[*]; "
+                   "spark://host:7077 for a cluster), the generator loaded once per executor; "
+                   "partitions are committed to OUT.parts/ (a killed job resumes there)")
+    p.add_argument("--partitions", type=int, default=None,
+                   help="with --spark: contiguous partitions of the chunks of 16 premises "
+                   "(default: two per core, at most 100 chunks each; a resumed run keeps its own)")
     add_device_arguments(p, dtype_help=(
         "precision: decoding, the generator's weights (default float32); --train, the forward "
         "passes under torch.autocast, weights float32 (default bfloat16 on CUDA, float32 on "
         "the CPU; float16 is refused)"))
-    p.set_defaults(func=variants_command)
+    p.set_defaults(func=variants_command, interrupted=_interrupted)
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted ``dpc inli variants`` kept."""
+    if args.train:
+        return f"the training state is kept in {args.out}; run it again to resume"
+    if args.file and args.out:
+        return (f"the finished partitions are kept in {args.out}.parts; run the same command "
+                "again to resume")
+    return "nothing was written"
 
 
 def _fail(err: Exception) -> int:
@@ -555,47 +572,61 @@ def variants_command(args: argparse.Namespace) -> int:
             raise TaskError(f"--out {args.out!r} is an INLI CSV, which has every label: "
                             f"--labels must be {','.join(GENERATED_LABELS)} (got "
                             f"{','.join(labels)}); write JSON lines for fewer")
+        if args.partitions is not None and args.spark is None:
+            raise TaskError("--partitions needs --spark")
+        if args.spark is not None and not args.file:
+            raise TaskError("--spark needs --file and --out")
         if args.file:
-            if not args.out:
-                raise TaskError("--file needs --out (an INLI CSV or a JSON lines file)")
-            check_output_file(args.out, "--out", overwrite=args.overwrite)
-            data = read_inli(args.file, partial=True)
-            if data.skipped:
-                print(f"skipped {len(data.skipped)} row(s) with an empty premise")
-            rows = [r for r in data.rows if r.implied_entailment]
-            if len(rows) < len(data.rows):
-                print(f"skipped {len(data.rows) - len(rows)} row(s) with an empty "
-                      "implied_entailment")
-            rows = rows[:args.limit] if args.limit else rows
-            items = [(r.index, r.premise, r.implied_entailment) for r in rows]
-            datasets = [r.dataset for r in rows]
-        else:
-            if not args.premise or not args.implied or not args.premise.strip() \
-                    or not args.implied.strip():
-                raise TaskError("give --premise and --implied (non-empty), or --file and --out")
-            items = [("0", args.premise.strip(), args.implied.strip())]
+            return _variants_file(args, labels, as_csv)
+        if not args.premise or not args.implied or not args.premise.strip() \
+                or not args.implied.strip():
+            raise TaskError("give --premise and --implied (non-empty), or --file and --out")
         generator = VariantGenerator.load(args.generator or DEFAULT_GENERATOR, device=device,
                                           dtype=args.dtype)
-        flat = [(i, lab) for i in range(len(items)) for lab in labels]
         variants = generator.generate(
-            [items[i][1] for i, _ in flat], [items[i][2] for i, _ in flat],
-            [lab for _, lab in flat], constrained=not args.unconstrained,
-            ban_negation=not args.allow_negation, ban_copy=not args.allow_copy,
-            num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
-            rerank=args.rerank)
+            [args.premise.strip()] * len(labels), [args.implied.strip()] * len(labels), labels,
+            constrained=not args.unconstrained, ban_negation=not args.allow_negation,
+            ban_copy=not args.allow_copy, num_beams=args.num_beams,
+            max_new_tokens=args.max_new_tokens, rerank=args.rerank)
     except DpcError as err:
         return _fail(err)
-    records = []
-    for i, (index, premise, implied) in enumerate(items):
-        vs = variants[i * len(labels):(i + 1) * len(labels)]
-        records.append({"index": index, "premise": premise, "implied_entailment": implied,
-                        **{v.label: v.text for v in vs},
-                        "satisfied": {v.label: v.satisfied for v in vs},
-                        "constrained": not args.unconstrained})
-    if args.file and as_csv:
-        write_inli([InliRow(r["index"], dataset, r["premise"], r["implied_entailment"],
+    if args.json:
+        print(json.dumps({"index": "0", "premise": args.premise.strip(),
+                          "implied_entailment": args.implied.strip(),
+                          **{v.label: v.text for v in variants},
+                          "satisfied": {v.label: v.satisfied for v in variants},
+                          "constrained": not args.unconstrained}, ensure_ascii=False))
+    else:
+        for v in variants:
+            print(f"{v.label:<20} {v.text}")
+    return 0
+
+
+def _variants_file(args: argparse.Namespace, labels: list[str], as_csv: bool) -> int:
+    """``--file F --out O``: every premise's variants in committed chunks (here or on Spark,
+    :mod:`tasks.inli.variants_file`), then ``O`` written whole."""
+    from tasks.inli.variants_file import VariantRun, remove_parts, variants_for_file
+
+    if not args.out:
+        raise TaskError("--file needs --out (an INLI CSV or a JSON lines file)")
+    check_output_file(args.out, "--out", overwrite=args.overwrite)
+    data = read_inli(args.file, partial=True)
+    if data.skipped:
+        print(f"skipped {len(data.skipped)} row(s) with an empty premise")
+    rows = [r for r in data.rows if r.implied_entailment]
+    if len(rows) < len(data.rows):
+        print(f"skipped {len(data.rows) - len(rows)} row(s) with an empty implied_entailment")
+    rows = rows[:args.limit] if args.limit else rows
+    items = [(r.index, r.premise, r.implied_entailment) for r in rows]
+    run = VariantRun(str(Path(args.generator or DEFAULT_GENERATOR).resolve()), args.device,
+                     args.dtype, tuple(labels), not args.unconstrained, not args.allow_negation,
+                     not args.allow_copy, args.num_beams, args.max_new_tokens, args.rerank)
+    records, summary = variants_for_file(items, args.out, run, spark=args.spark,
+                                         partitions=args.partitions, overwrite=args.overwrite)
+    if as_csv:
+        write_inli([InliRow(r["index"], row.dataset, r["premise"], r["implied_entailment"],
                             **{lab: r[lab] for lab in GENERATED_LABELS})
-                    for r, dataset in zip(records, datasets, strict=True)],
+                    for r, row in zip(records, rows, strict=True)],
                    args.out, overwrite=args.overwrite, index_column=data.index_column or "")
         unmet = sum(any(v is False for v in r["satisfied"].values()) for r in records)
         empty = sum(any(not r[lab].strip() for lab in GENERATED_LABELS) for r in records)
@@ -603,13 +634,12 @@ def variants_command(args: argparse.Namespace) -> int:
               + (f"; {unmet} with a variant that misses its constraints" if unmet else "")
               + (f"; {empty} with an empty variant, which `dpc inli train` skips" if empty
                  else "") + ")")
-    elif args.file:
+    else:
         with atomic_open(Path(args.out)) as handle:
             handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         print(f"wrote {len(records)} premise(s) to {args.out}")
-    elif args.json:
-        print(json.dumps(records[0], ensure_ascii=False))
-    else:
-        for v in variants:
-            print(f"{v.label:<20} {v.text}")
+    if summary["skipped"]:
+        print(f"note: {summary['skipped']} of {summary['partitions']} partitions were done "
+              "before; resumed")
+    remove_parts(args.out)
     return 0

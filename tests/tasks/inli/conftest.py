@@ -54,3 +54,25 @@ def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     BertModel(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def generator(tmp_path_factory: pytest.TempPathFactory, tiny_lm: Path) -> Path:
+    """A variant generator trained on 8 premises over the tiny causal LM (``FOLDER/model``);
+    training it checks that a finished run is not retrained and other options are refused."""
+    from dpc_errors import DpcError
+    from tasks.datasets import read_inli
+    from tasks.inli.hypotheses import GeneratorTrainOptions, train_generator
+
+    folder = tmp_path_factory.mktemp("gen")
+    rows = read_inli(write_csv(folder / "train.csv", inli_rows(8))).rows
+    options = GeneratorTrainOptions(base=str(tiny_lm), r=2, alpha=4, batch_size=4, epochs=1,
+                                    progress=False, checkpoint_every=2)
+    summary = train_generator(rows, folder / "model", options)
+    assert summary["steps"] == 6 and summary["final_loss"] > 0
+    # a finished run is not retrained; other options in the same folder are refused
+    assert train_generator(rows, folder / "model", options) == summary
+    with pytest.raises(DpcError, match="other options"):
+        train_generator(rows, folder / "model", GeneratorTrainOptions(
+            base=str(tiny_lm), r=4, progress=False))
+    return folder

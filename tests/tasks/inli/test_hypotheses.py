@@ -20,7 +20,6 @@ from tasks.inli.hypotheses import (
     negated,
     parse_labels,
     satisfied,
-    train_generator,
     word_edit_distance,
 )
 from tests.tasks.inli.conftest import inli_rows, write_csv
@@ -46,22 +45,6 @@ def test_keep_constraints() -> None:
     assert satisfied("Robbie knows every neighborhood.", k.sets())
     assert not satisfied("Robbie knows every street.", k.sets())
     assert keep_constraints("He is glad.").sets() == []
-
-
-@pytest.fixture(scope="module")
-def generator(tmp_path_factory: pytest.TempPathFactory, tiny_lm: Path) -> Path:
-    folder = tmp_path_factory.mktemp("gen")
-    rows = read_inli(write_csv(folder / "train.csv", inli_rows(8))).rows
-    options = GeneratorTrainOptions(base=str(tiny_lm), r=2, alpha=4, batch_size=4, epochs=1,
-                                    progress=False, checkpoint_every=2)
-    summary = train_generator(rows, folder / "model", options)
-    assert summary["steps"] == 6 and summary["final_loss"] > 0
-    # a finished run is not retrained; other options in the same folder are refused
-    assert train_generator(rows, folder / "model", options) == summary
-    with pytest.raises(DpcError, match="other options"):
-        train_generator(rows, folder / "model", GeneratorTrainOptions(
-            base=str(tiny_lm), r=4, progress=False))
-    return folder
 
 
 def test_generate_constrained_and_not(generator: Path) -> None:
