@@ -80,8 +80,6 @@ def add_inli_parser(sub: Any) -> argparse.ArgumentParser:
     add_device_arguments(r)
     r.set_defaults(func=predict_command)
 
-    from tasks.inli.hypotheses import add_variants_arguments
-
     v = cmds.add_parser("variants", help="explicit/neutral/contradiction variants of an implied "
                                          "entailment, decoded through the engine")
     add_variants_arguments(v)
@@ -210,4 +208,176 @@ def predict_command(args: argparse.Namespace) -> int:
     if skipped:
         print(f"skipped {len(skipped)} record(s) with an empty premise or hypothesis (lines "
               f"{', '.join(map(str, skipped[:10]))})", file=sys.stderr)
+    return 0
+
+
+def add_variants_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``dpc inli variants``."""
+    from tasks.inli.hypotheses import RERANKS
+
+    p.add_argument("--premise", default=None)
+    p.add_argument("--implied", default=None, help="the implied entailment to edit")
+    p.add_argument("--labels", default="explicit,neutral,contradiction",
+                   help="comma-separated: explicit, neutral, contradiction")
+    p.add_argument("--file", default=None,
+                   help="INLI CSV (only premise and implied_entailment are read) ...")
+    p.add_argument("--out", default=None,
+                   help="... and the file written for it: an INLI CSV (the input's columns, "
+                   "which `dpc inli train` reads) when it ends in .csv, else JSON lines")
+    p.add_argument("--limit", type=int, default=None, help="first N premises of --file")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.add_argument("--generator", default=None,
+                   help="generator folder (default: the bundled one, tasks/inli/generator)")
+    p.add_argument("--unconstrained", action="store_true", help="decode without constraints")
+    p.add_argument("--allow-negation", action="store_true",
+                   help="do not ban negation words in contradictions")
+    p.add_argument("--allow-copy", action="store_true",
+                   help="do not ban a word-for-word copy of the implied entailment")
+    p.add_argument("--num-beams", type=int, default=4)
+    p.add_argument("--rerank", choices=RERANKS, default="label",
+                   help="label (default): of the beams' outputs, the one whose label the "
+                   "generator is surest of; none: the beam's best output (faster, less often "
+                   "of its label)")
+    p.add_argument("--max-new-tokens", type=int, default=40)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p.add_argument("--train", default=None, metavar="CSV",
+                   help="train the generator on this INLI CSV into --out (resumable)")
+    p.add_argument("--max-minutes", type=float, default=None, help="(--train) time budget")
+    p.add_argument("--max-premises", type=int, default=None, help="(--train) sample N premises")
+    p.add_argument("--batch-size", type=int, default=8, help="(--train)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
+                   help="with --file: decode on Spark (MASTER default local[*]; "
+                   "spark://host:7077 for a cluster), the generator loaded once per executor; "
+                   "partitions are committed to OUT.parts/ (a killed job resumes there)")
+    p.add_argument("--partitions", type=int, default=None,
+                   help="with --spark: contiguous partitions of the chunks of 16 premises "
+                   "(default: two per core, at most 100 chunks each; a resumed run keeps its own)")
+    add_device_arguments(p, dtype_help=(
+        "precision: decoding, the generator's weights (default float32); --train, the forward "
+        "passes under torch.autocast, weights float32 (default bfloat16 on CUDA, float32 on "
+        "the CPU; float16 is refused)"))
+    p.set_defaults(func=variants_command, interrupted=_interrupted)
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted ``dpc inli variants`` kept."""
+    if args.train:
+        return f"the training state is kept in {args.out}; run it again to resume"
+    if args.file and args.out:
+        return (f"the finished partitions are kept in {args.out}.parts; run the same command "
+                "again to resume")
+    return "nothing was written"
+
+
+def variants_command(args: argparse.Namespace) -> int:
+    """Generate variants for one premise (printed) or a file (JSON lines), or train."""
+    from dpc_files import check_output_folder, claim_output_folder
+    from tasks.datasets import read_inli
+    from tasks.errors import TaskError
+    from tasks.inli.hypotheses import (
+        DEFAULT_GENERATOR,
+        GENERATED_LABELS,
+        GeneratorTrainOptions,
+        VariantGenerator,
+        parse_labels,
+        train_generator,
+    )
+
+    try:
+        # the mode decides the dtype's meaning; checked before anything is read
+        device = check_arguments(args, training=bool(args.train))
+        if args.train:
+            if not args.out:
+                raise TaskError("--train needs --out (the generator folder)")
+            out = check_output_folder(args.out, "--out", command="dpc inli variants --train")
+            data = read_inli(args.train)
+            if data.skipped:
+                print(f"skipped {len(data.skipped)} row(s) with an empty premise or hypothesis")
+            claim_output_folder(out, "dpc inli variants --train")
+            summary = train_generator(data.rows, out, GeneratorTrainOptions(
+                max_minutes=args.max_minutes, max_premises=args.max_premises,
+                batch_size=args.batch_size, seed=args.seed), device=device, dtype=args.dtype)
+            print(f"saved {out}: {json.dumps(summary)}")
+            return 0
+        labels = parse_labels(args.labels)
+        as_csv = bool(args.out) and Path(args.out).suffix.lower() == ".csv"
+        if as_csv and sorted(labels) != sorted(GENERATED_LABELS):
+            raise TaskError(f"--out {args.out!r} is an INLI CSV, which has every label: "
+                            f"--labels must be {','.join(GENERATED_LABELS)} (got "
+                            f"{','.join(labels)}); write JSON lines for fewer")
+        if args.partitions is not None and args.spark is None:
+            raise TaskError("--partitions needs --spark")
+        if args.spark is not None and not args.file:
+            raise TaskError("--spark needs --file and --out")
+        if args.file:
+            return _variants_file(args, labels, as_csv)
+        if not args.premise or not args.implied or not args.premise.strip() \
+                or not args.implied.strip():
+            raise TaskError("give --premise and --implied (non-empty), or --file and --out")
+        generator = VariantGenerator.load(args.generator or DEFAULT_GENERATOR, device=device,
+                                          dtype=args.dtype)
+        variants = generator.generate(
+            [args.premise.strip()] * len(labels), [args.implied.strip()] * len(labels), labels,
+            constrained=not args.unconstrained, ban_negation=not args.allow_negation,
+            ban_copy=not args.allow_copy, num_beams=args.num_beams,
+            max_new_tokens=args.max_new_tokens, rerank=args.rerank)
+    except DpcError as err:
+        return _error(err)
+    if args.json:
+        print(json.dumps({"index": "0", "premise": args.premise.strip(),
+                          "implied_entailment": args.implied.strip(),
+                          **{v.label: v.text for v in variants},
+                          "satisfied": {v.label: v.satisfied for v in variants},
+                          "constrained": not args.unconstrained}, ensure_ascii=False))
+    else:
+        for v in variants:
+            print(f"{v.label:<20} {v.text}")
+    return 0
+
+
+def _variants_file(args: argparse.Namespace, labels: list[str], as_csv: bool) -> int:
+    """``--file F --out O``: every premise's variants in committed chunks (here or on Spark,
+    :mod:`tasks.inli.variants_file`), then ``O`` written whole."""
+    from dpc_files import atomic_open, check_output_file
+    from tasks.datasets import InliRow, read_inli, write_inli
+    from tasks.errors import TaskError
+    from tasks.inli.hypotheses import DEFAULT_GENERATOR, GENERATED_LABELS
+    from tasks.inli.variants_file import VariantRun, remove_parts, variants_for_file
+
+    if not args.out:
+        raise TaskError("--file needs --out (an INLI CSV or a JSON lines file)")
+    check_output_file(args.out, "--out", overwrite=args.overwrite)
+    data = read_inli(args.file, partial=True)
+    if data.skipped:
+        print(f"skipped {len(data.skipped)} row(s) with an empty premise")
+    rows = [r for r in data.rows if r.implied_entailment]
+    if len(rows) < len(data.rows):
+        print(f"skipped {len(data.rows) - len(rows)} row(s) with an empty implied_entailment")
+    rows = rows[:args.limit] if args.limit else rows
+    items = [(r.index, r.premise, r.implied_entailment) for r in rows]
+    run = VariantRun(str(Path(args.generator or DEFAULT_GENERATOR).resolve()), args.device,
+                     args.dtype, tuple(labels), not args.unconstrained, not args.allow_negation,
+                     not args.allow_copy, args.num_beams, args.max_new_tokens, args.rerank)
+    records, summary = variants_for_file(items, args.out, run, spark=args.spark,
+                                         partitions=args.partitions, overwrite=args.overwrite)
+    if as_csv:
+        write_inli([InliRow(r["index"], row.dataset, r["premise"], r["implied_entailment"],
+                            **{lab: r[lab] for lab in GENERATED_LABELS})
+                    for r, row in zip(records, rows, strict=True)],
+                   args.out, overwrite=args.overwrite, index_column=data.index_column or "")
+        unmet = sum(any(v is False for v in r["satisfied"].values()) for r in records)
+        empty = sum(any(not r[lab].strip() for lab in GENERATED_LABELS) for r in records)
+        print(f"wrote {len(records)} premise(s) to {args.out} (INLI CSV"
+              + (f"; {unmet} with a variant that misses its constraints" if unmet else "")
+              + (f"; {empty} with an empty variant, which `dpc inli train` skips" if empty
+                 else "") + ")")
+    else:
+        with atomic_open(Path(args.out)) as handle:
+            handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        print(f"wrote {len(records)} premise(s) to {args.out}")
+    if summary["skipped"]:
+        print(f"note: {summary['skipped']} of {summary['partitions']} partitions were done "
+              "before; resumed")
+    remove_parts(args.out)
     return 0
