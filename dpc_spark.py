@@ -127,14 +127,15 @@ def partition_ranges(count: int, partitions: int) -> list[tuple[int, int]]:
 
 
 def default_partitions(count: int, parallelism: int) -> int:
-    """Partitions for ``count`` rows on ``parallelism`` cores: at least two per core (so a slow
-    partition does not hold the job), at most 100 rows each (so a killed job loses little),
-    never more than the rows.
+    """Partitions for ``count`` rows on ``parallelism`` cores: at least four per core, at most 25
+    rows each, never more than the rows. Small partitions cost little (about 0.06 s each in
+    ``local[2]``, ``benchmarks/spark/RESULTS.md``) and keep the job's last partition, which
+    runs while other cores idle, short; a killed job loses at most one partition per core.
 
     >>> default_partitions(10, 2), default_partitions(1000, 2), default_partitions(3, 8)
-    (4, 10, 3)
+    (8, 40, 3)
     """
-    return max(1, min(count, max(2 * parallelism, -(-count // 100))))
+    return max(1, min(count, max(4 * parallelism, -(-count // 25))))
 
 
 def part_path(parts: Path, number: int) -> Path:

@@ -199,8 +199,8 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
                    "spark://host:7077 for a cluster): partitions are committed to OUT.parts/ "
                    "as they finish, so a killed job resumes; needs --out")
     p.add_argument("--partitions", type=int, default=None, metavar="N",
-                   help="with --spark: contiguous partitions of the inputs (default: two per "
-                   "core, at most 100 inputs each; a resumed run keeps its own)")
+                   help="with --spark: contiguous partitions of the inputs (default: four per "
+                   "core, at most 25 inputs each; a resumed run keeps its own)")
     p.set_defaults(func=generate_command, interrupted=interrupted_note)
     return p
 

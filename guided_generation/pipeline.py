@@ -84,7 +84,8 @@ if TYPE_CHECKING:
 
     from dpc_decode.outputs import GeneratedSequence
 
-__all__ = ["GuidedGenerator", "GuidedOutput", "GuidedResult", "guided_generate"]
+__all__ = ["GuidedGenerator", "GuidedOutput", "GuidedResult", "guided_generate",
+           "merge_duplicates"]
 
 
 @dataclass(frozen=True)
@@ -619,7 +620,7 @@ class GuidedGenerator:
             gathered, missed = _gather(rows, found)
             if plain:  # the model's own best answers, from a search of their own
                 gathered += self.unconstrained(prompt, options.plain_m, options, banned)
-        merged = _merge(gathered)  # the pipeline's one deduplication
+        merged = merge_duplicates(gathered)  # the pipeline's one deduplication
         stats.update(outputs=len(gathered), missed=missed, duplicates=len(gathered) - len(merged))
         if missed:
             notes.append(f"{missed} outputs missed their keyword within max_new_tokens="
@@ -691,8 +692,15 @@ def _gather(rows: Sequence[KeywordRow], found: Sequence[Sequence[GeneratedSequen
     return gathered, missed
 
 
-def _merge(outputs: Sequence[GuidedOutput]) -> list[GuidedOutput]:
-    """Duplicates merged: the most likely copy, carrying every keyword that produced the text."""
+def merge_duplicates(outputs: Sequence[GuidedOutput]) -> list[GuidedOutput]:
+    """Duplicates merged (case, spacing and final punctuation ignored): the most likely copy,
+    carrying every keyword that produced the text, in first-appearance order.
+
+    >>> a = GuidedOutput("They were hungry.", "hungry", "graph", "hungry", 1.2, -6.0)
+    >>> b = GuidedOutput("they were hungry", "eat", "graph", None, 0.9, -4.5)
+    >>> [(o.text, o.keywords) for o in merge_duplicates([a, b])]
+    [('they were hungry', ('hungry', 'eat'))]
+    """
 
     best: dict[str, GuidedOutput] = {}
     keywords: dict[str, list[str]] = {}

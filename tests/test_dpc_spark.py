@@ -147,3 +147,39 @@ def test_claim_parts_keeps_a_runs_count_and_refuses_another_run(tmp_path: Path) 
     assert claim_parts(parts, {**run, "seed": 1}, 2, lambda: 9, command="dpc test",
                        overwrite=True) == 2
     assert not part_path(parts, 0).exists()
+
+
+class _Gpus:
+    addresses = ["1"]
+
+
+class _Task:
+    """A TaskContext of a task Spark gave GPU 1 and 3 cores."""
+
+    def resources(self) -> dict[str, Any]:
+        return {"gpu": _Gpus()}
+
+    def cpus(self) -> int:
+        return 3
+
+
+def test_a_task_runs_on_its_gpu_with_its_cores(monkeypatch) -> None:
+    pyspark = pytest.importorskip("pyspark")
+    import torch
+
+    import dpc_spark
+
+    assert dpc_spark.task_device("cuda") == "cuda"  # outside a task: as given
+    monkeypatch.setattr(pyspark.TaskContext, "get", classmethod(lambda cls: _Task()))
+    assert [dpc_spark.task_device(d) for d in ("auto", "cuda", "cpu")] == ["cuda:1", "cuda:1",
+                                                                          "cpu"]
+    threads = torch.get_num_threads()
+    try:
+        monkeypatch.delenv("DPC_TORCH_THREADS", raising=False)
+        dpc_spark._cap_threads()
+        assert torch.get_num_threads() == 3  # spark.task.cpus
+        monkeypatch.setenv("DPC_TORCH_THREADS", "1")
+        dpc_spark._cap_threads()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)

@@ -49,8 +49,7 @@ from typing import Any
 from dpc_errors import check_int
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainDataError, TrainError
-from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lora
-from train.pretrained import build_folder, cache_root
+from train.lora import LoraFiles, LoraOptions, check_run, merged_lora_folder, train_lora
 from train.prompts import CAUSAL_ZERO_SHOT
 
 __all__ = ["BUNDLED_LM", "BUNDLED_LM_DIR", "CONFIG_FILE", "FORMAT", "LmGeneratorOptions",
@@ -275,47 +274,12 @@ def generator_base(folder: str | Path = BUNDLED_LM_DIR) -> str:
 
 
 def merged_folder(folder: str | Path = BUNDLED_LM_DIR, progress: bool = True) -> Path:
-    """A Hugging Face folder holding the base model with the adapter of ``folder`` merged in,
-    made on first use under the cache (:func:`train.pretrained.cache_root`), named after the
-    adapter's and the config's SHA-256 (:func:`train.pretrained.build_folder`: nothing
-    half-written is left by an interrupted merge); later loads read it directly, as fast as the
-    base model (``benchmarks/guided/cold_start.py``'s model phase: 0.6 s), without importing
-    ``peft`` or wrapping and merging every projection again."""
-    import hashlib
-
-
+    """A Hugging Face folder holding the base model with the adapter of ``folder`` merged in
+    (:func:`train.lora.merged_lora_folder` of its config's base, r and alpha: made once under
+    the cache, named after the adapter's and those settings' SHA-256); later loads read it
+    directly, as fast as the base model (``benchmarks/guided/cold_start.py``'s model phase:
+    0.6 s), without importing ``peft`` or wrapping and merging every projection again."""
     folder = Path(folder)
     config = read_config(folder)
-    adapter = folder / LoraFiles().adapter
-    digest = hashlib.sha256()
-    try:
-        digest.update(adapter.read_bytes())
-    except OSError as err:
-        raise TrainError(f"cannot read the adapter {os.fspath(adapter)!r}: {err.strerror}"
-                         ) from None
-    digest.update(json.dumps({k: config.get(k) for k in ("base", "r", "alpha")},
-                             sort_keys=True).encode("utf-8"))
-    base_name = Path(str(config["base"])).name
-    target = cache_root() / "models" / f"{base_name}-lora-{digest.hexdigest()[:16]}"
-    if (target / "model.safetensors").is_file():
-        return target
-    if progress:
-        import sys
-
-        print(f"dpc: merging the adapter of {os.fspath(folder)} into {config['base']} (once, "
-              f"~15 s) into {target}", file=sys.stderr)
-    from transformers.utils import logging as hf_logging
-
-    model, tokenizer = load_merged(config["base"], adapter, config["r"], config["alpha"])
-
-    def write(work: Path) -> None:
-        bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # "Writing model shards" for one small file
-        try:
-            model.save_pretrained(os.fspath(work), safe_serialization=True)
-            tokenizer.save_pretrained(os.fspath(work))
-        finally:
-            if bars:
-                hf_logging.enable_progress_bar()
-
-    return build_folder(target, write)
+    return merged_lora_folder(str(config["base"]), folder / LoraFiles().adapter, config["r"],
+                              config["alpha"], progress=progress)

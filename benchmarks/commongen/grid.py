@@ -25,7 +25,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tasks.commongen.dataset import distinct, lemmas, read_concept_sets, read_pairs  # noqa: E402
+from tasks.commongen.dataset import (  # noqa: E402
+    distinct,
+    read_concept_sets,
+    read_references,
+    reference_key,
+)
 from tasks.commongen.decoding import DecodeSettings, SentenceGenerator  # noqa: E402
 from tasks.commongen.evaluation import evaluate  # noqa: E402
 from tasks.commongen.generator import BUNDLED_SENTENCE_LM  # noqa: E402
@@ -46,11 +51,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     sets = distinct(read_concept_sets(DATA / "commongen.dev.jsonl"))[args.start:]
     sets = sets[:args.limit]
-    references: dict[tuple[str, ...], list[str]] = {}
-    for concepts, sentence in read_pairs(DATA / "commongen.dev.cs_str.txt",
-                                         DATA / "commongen.dev.tgt.txt"):
-        references.setdefault(tuple(sorted(lemmas(concepts))), []).append(sentence)
-    refs = [references[tuple(sorted(lemmas(s)))] for s in sets]
+    references = read_references(DATA / "commongen.dev.cs_str.txt", DATA / "commongen.dev.tgt.txt")
+    refs = [references[reference_key(s)] for s in sets]
     generator = SentenceGenerator.load(args.model)
     for setting in args.settings:
         mode, beams, slots, *first = setting.split(":")

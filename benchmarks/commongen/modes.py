@@ -38,7 +38,13 @@ sys.path.insert(0, str(ROOT))
 
 from dpc_decode import TokenizeOptions  # noqa: E402
 from dpc_decode.constraints import tokenize_phrase  # noqa: E402
-from tasks.commongen.dataset import distinct, lemmas, read_concept_sets, read_pairs  # noqa: E402
+from tasks.commongen.dataset import (  # noqa: E402
+    distinct,
+    lemmas,
+    read_concept_sets,
+    read_references,
+    reference_key,
+)
 from tasks.commongen.decoding import (  # noqa: E402
     MODES,
     DecodeSettings,
@@ -126,10 +132,8 @@ def main() -> None:
     modes = args.modes.split(",")
     if modes[0] != "plain" or any(m.removesuffix("+first") not in MODES[1:] for m in modes[1:]):
         ap.error(f"--modes {args.modes!r}: plain first, then any of {MODES[1:]} (+first)")
-    references: dict[tuple[str, ...], list[str]] = {}
-    for concepts, sentence in read_pairs(args.sets, args.refs):
-        references.setdefault(tuple(sorted(lemmas(concepts))), []).append(sentence)
-    refs = [references[tuple(sorted(lemmas(s)))] for s in sets]
+    references = read_references(args.sets, args.refs)
+    refs = [references[reference_key(s)] for s in sets]
     generator = SentenceGenerator.load(args.model)
     common = {"no_repeat_ngram_size": args.no_repeat_ngram_size, "candidates": args.candidates,
               "max_new_tokens": args.max_new_tokens, "early_stopping": args.early_stopping}

@@ -20,9 +20,9 @@ import sacrebleu  # noqa: E402
 from cause_effect_graph.lemmas import default_lemmatizer  # noqa: E402
 from tasks.commongen.dataset import (  # noqa: E402
     distinct,
-    lemmas,
     read_concept_sets,
     read_references,
+    reference_key,
 )
 from tasks.commongen.evaluation import used_concepts  # noqa: E402
 
@@ -48,7 +48,7 @@ def main() -> None:
                     (Path(args.outputs) / f"{mode}.jsonl").open(encoding="utf-8")]
              for mode in ("plain", args.mode)}
     sets = sets[:len(texts["plain"])]
-    refs = [found[lemmas(s)] for s in sets]
+    refs = [found[reference_key(s)] for s in sets]
     nlp = default_lemmatizer().nlp
     full = [used_concepts(doc, s, forms=True)[0] == len(s)
             for doc, s in zip(nlp.pipe(texts["plain"]), sets, strict=True)]

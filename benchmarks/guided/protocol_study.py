@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from dpc_decode.rerank import limit_templates, mmr  # noqa: E402
-from guided_generation.pipeline import GuidedOutput, _merge  # noqa: E402
+from guided_generation.pipeline import GuidedOutput, merge_duplicates  # noqa: E402
 from guided_generation.restatement import demote_restatements  # noqa: E402
 from guided_generation.verifier import order_by_verifier  # noqa: E402
 
@@ -77,7 +77,7 @@ def outputs_of(record: dict, config: Config, stored: dict) -> list[GuidedOutput]
     outs += [GuidedOutput(o["text"], None, "none", None, o["nll"], o["log_prob"],
                           verifier=judge(o))
              for o in record["nbest"][: config.plain]]
-    return _merge(outs)
+    return merge_duplicates(outs)
 
 
 def top_k(record: dict, config: Config, stored: dict) -> list[GuidedOutput]:

@@ -2,12 +2,13 @@
 
 ``generate``: ``dpc generate --input-file`` on the first N COPA-dev premises (each asked in its
 own direction), once as one process and once with ``--spark local[2]``; wall time of each whole
-command (model loads and Spark's start included), and whether the two files are the same row
-for row (timings aside).
+command (model loads and Spark's start included). Then once more as one process with one torch
+thread (``OMP_NUM_THREADS=1``), the thread count of each Spark task: whether Spark's file is that
+one row for row (timings aside), and how many rows differ from the default-thread run.
 
 ``oversample``: ``dpc swag oversample`` of the first N contexts of HellaSwag val_part1's pool
 split with the bundled ending model, once as one process and once with ``--spark local[2]``;
-wall time, kept endings per second, and whether the two pools are the same line for line.
+wall time, kept endings per second, and the same identity checks as ``generate``.
 
 ``overhead``: :func:`dpc_spark.run_partitions` over 200 trivial rows (no model) in ``local[2]``
 with 2, 50 and 200 partitions; the slope of wall time against partitions is the cost of one
@@ -36,11 +37,15 @@ DPC = [sys.executable, "-m", "cli"]
 DATA = ROOT.parent / "shared" / "data"
 
 
-def _run(argv: list[str]) -> float:
-    """Wall seconds of one command; its stderr is kept only if it fails."""
+def _run(argv: list[str], threads: int | None = None) -> float:
+    """Wall seconds of one command (``threads``: torch's, through ``OMP_NUM_THREADS``; default
+    one per core); its stderr is kept only if it fails."""
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, env={**os.environ, "TQDM_DISABLE": "1"})
+                          text=True, env=env)
     seconds = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -69,7 +74,8 @@ def generate(args: argparse.Namespace) -> dict[str, Any]:
     base = [*DPC, "generate", "--input-file", str(inputs), *extra]
     single = _run([*base, "--out", str(work / "single.jsonl")])
     spark = _run([*base, "--out", str(work / "spark.jsonl"), "--spark", "local[2]"])
-    same = _rows(work / "single.jsonl") == _rows(work / "spark.jsonl")
+    one = _run([*base, "--out", str(work / "one_thread.jsonl")], threads=1)
+    spark_rows = _rows(work / "spark.jsonl")[1:]
     parts = len(list((work / "spark.jsonl.parts").glob("part-*.jsonl")))
     shutil.rmtree(work)
     return {"inputs": len(items), "generator": "--fast (bundled seq2seq)" if args.fast
@@ -78,7 +84,22 @@ def generate(args: argparse.Namespace) -> dict[str, Any]:
             "speedup": round(single / spark, 3),
             "inputs_per_second": {"single": round(len(items) / single, 3),
                                   "spark_local2": round(len(items) / spark, 3)},
-            "identical_outputs": same}
+            "single_process_one_thread_seconds": round(one, 1),
+            **_identity(spark_rows, _rows(work / "one_thread.jsonl")[1:],
+                        _rows(work / "single.jsonl")[1:], lambda row: [
+                            o["text"] for o in row["outputs"]])}
+
+
+def _identity(spark: list[Any], one_thread: list[Any], default: list[Any],
+              texts: Any) -> dict[str, Any]:
+    """Spark's records against the single process at one torch thread (what each Spark task
+    runs with: spark.task.cpus = 1) and at its default threads (one per core)."""
+    return {"rows": len(spark),
+            "identical_to_single_process_one_thread": spark == one_thread,
+            "rows_differing_from_single_process_default_threads": sum(
+                a != b for a, b in zip(spark, default)),
+            "rows_whose_texts_differ_from_default_threads": sum(
+                texts(a) != texts(b) for a, b in zip(spark, default))}
 
 
 def oversample(args: argparse.Namespace) -> dict[str, Any]:
@@ -98,16 +119,18 @@ def oversample(args: argparse.Namespace) -> dict[str, Any]:
             "--device", "cpu"]
     single = _run([*base, "--out", str(work / "single")])
     spark = _run([*base, "--out", str(work / "spark"), "--spark", "local[2]"])
+    one = _run([*base, "--out", str(work / "one_thread")], threads=1)
     pool = read_pool(work / "single")
-    same = pool == read_pool(work / "spark")
     kept = sum(len(e.endings) for e in pool)
+    same = _identity(read_pool(work / "spark"), read_pool(work / "one_thread"), pool,
+                     lambda entry: entry.endings)
     shutil.rmtree(work)
     return {"contexts": len(items), "per_context": args.per_context, "endings_kept": kept,
             "single_process_seconds": round(single, 1), "spark_local2_seconds": round(spark, 1),
             "speedup": round(single / spark, 3),
             "kept_per_second": {"single": round(kept / single, 3),
                                 "spark_local2": round(kept / spark, 3)},
-            "identical_outputs": same}
+            "single_process_one_thread_seconds": round(one, 1), **same}
 
 
 def _state() -> str:

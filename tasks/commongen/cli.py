@@ -176,7 +176,7 @@ def eval_command(args: argparse.Namespace) -> int:
     """``dpc commongen eval``: score a results file against references."""
     try:
         from dpc_files import read_results
-        from tasks.commongen.dataset import lemmas, read_pairs
+        from tasks.commongen.dataset import read_pairs, reference_key
         from tasks.commongen.evaluation import evaluate, format_scores
         from tasks.errors import TaskError
 
@@ -189,12 +189,12 @@ def eval_command(args: argparse.Namespace) -> int:
         tagged: dict[tuple[str, ...], Any] = {}
         references: dict[tuple[str, ...], list[str]] = {}
         for concepts, sentence in read_pairs(args.sets, args.refs):
-            key = tuple(sorted(lemmas(concepts)))
+            key = reference_key(concepts)
             tagged.setdefault(key, concepts)
             references.setdefault(key, []).append(sentence)
         outputs, refs = [], []
         for row in rows:
-            key = tuple(sorted(row.get("concepts") or []))
+            key = reference_key(row.get("concepts") or [])
             if key not in references:
                 raise TaskError(f"{args.file!r}: the concept set {list(key)} (output "
                                 f"{row.get('index')}) is not in {args.sets!r}")

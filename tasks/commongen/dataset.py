@@ -31,7 +31,7 @@ from typing import NamedTuple, TypeVar
 from tasks.errors import DatasetError
 
 __all__ = ["Concept", "ConceptSet", "distinct", "lemmas", "parse_concept_set", "read_concept_sets",
-           "read_pairs", "read_references"]
+           "read_pairs", "read_references", "reference_key"]
 
 
 class Concept(NamedTuple):
@@ -70,6 +70,16 @@ def parse_concept_set(text: str, where: str = "concept set") -> ConceptSet:
 def lemmas(concepts: ConceptSet) -> tuple[str, ...]:
     """The lemmas of a set, tags dropped."""
     return tuple(c.lemma for c in concepts)
+
+
+def reference_key(concepts: ConceptSet | Sequence[str]) -> tuple[str, ...]:
+    """A set's lemmas, sorted: how references are found for a set (or for the bare lemmas an
+    output file records), whatever order either file lists them in.
+
+    >>> reference_key(parse_concept_set("dog_N#frisbee_N#catch_V"))
+    ('catch', 'dog', 'frisbee')
+    """
+    return tuple(sorted(c if isinstance(c, str) else c.lemma for c in concepts))
 
 
 def distinct(items: Iterable[T]) -> list[T]:
@@ -135,11 +145,11 @@ def read_pairs(src: str | os.PathLike[str], tgt: str | os.PathLike[str]
 
 def read_references(sets_file: str | os.PathLike[str], refs_file: str | os.PathLike[str]
                     ) -> dict[tuple[str, ...], list[str]]:
-    """Every distinct set's reference sentences (by its lemmas), from parallel line files, in
-    first-appearance order: the references of ``dpc commongen eval``."""
+    """Every distinct set's reference sentences (by :func:`reference_key`), from parallel line
+    files, in first-appearance order: the references of ``dpc commongen eval``."""
     references: dict[tuple[str, ...], list[str]] = {}
     for concepts, sentence in read_pairs(sets_file, refs_file):
-        references.setdefault(lemmas(concepts), []).append(sentence)
+        references.setdefault(reference_key(concepts), []).append(sentence)
     return references
 
 

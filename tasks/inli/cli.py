@@ -252,7 +252,7 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
                    "partitions are committed to OUT.parts/ (a killed job resumes there)")
     p.add_argument("--partitions", type=int, default=None,
                    help="with --spark: contiguous partitions of the chunks of 16 premises "
-                   "(default: two per core, at most 100 chunks each; a resumed run keeps its own)")
+                   "(default: four per core, at most 25 chunks each; a resumed run keeps its own)")
     add_device_arguments(p, dtype_help=(
         "precision: decoding, the generator's weights (default float32); --train, the forward "
         "passes under torch.autocast, weights float32 (default bfloat16 on CUDA, float32 on "

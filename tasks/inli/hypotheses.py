@@ -60,9 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import dpc_decode
 from dpc_device import place, resolve_training
-from dpc_files import (
-    write_json,
-)
+from dpc_files import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
 from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lora
@@ -86,6 +84,8 @@ RERANKS = ("none", "label")
 NEGATION_BANS = ("not", "Not", "never", "Never", "no", "No", "nobody", "nothing", "'t",
                  "cannot")
 _NEGATION = re.compile(r"\b(not|never|no)\b|n't\b|n’t\b|\bcannot\b", re.IGNORECASE)
+#: The bundled generator folder (``dpc inli variants`` without ``--generator``).
+DEFAULT_GENERATOR = Path(__file__).resolve().parent / "generator"
 CONFIG_FILE = "variant_generator.json"
 ADAPTER_FILE = "adapter.safetensors"
 RUN_FILE = "generator_run.json"
@@ -471,7 +471,3 @@ def train_generator(rows: Sequence[InliRow], out: str | Path, options: Generator
               "prompt": "Premise: {premise}\\nImplied: {implied}\\n{Label}:", "summary": summary}
     write_json(folder / CONFIG_FILE, config)
     return summary
-
-
-#: The bundled generator folder (``dpc inli variants`` without ``--generator``).
-DEFAULT_GENERATOR = Path(__file__).resolve().parent / "generator"

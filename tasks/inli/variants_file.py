@@ -7,8 +7,8 @@ partition's records are committed to ``O.parts/`` when it is done, whole or not 
 interrupted run, local or Spark, resumes there and skips the committed partitions. When all are
 done ``O`` is written whole (an INLI CSV or JSON lines) and ``O.parts`` removed.
 
-The local path commits every chunk (one partition each); ``--spark`` defaults to two partitions
-per core, at most 100 chunks each, and a resumed run keeps the count it recorded
+The local path commits every chunk (one partition each); ``--spark`` defaults to four partitions
+per core, at most 25 chunks each, and a resumed run keeps the count it recorded
 (``O.parts/run.json``, with the run's settings: another run there is refused, naming the
 difference). Each Spark executor loads the generator once (on the task's GPU where Spark gives
 one, :func:`dpc_spark.task_device`).

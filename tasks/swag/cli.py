@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from dpc_device import add_device_arguments, check_arguments
@@ -90,12 +91,14 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
                    "cluster): batches of contexts in partitions committed to OUT/pool.parts/, "
                    "the model loaded once per executor; the pool is the local path's")
     o.add_argument("--partitions", type=int, default=None,
-                   help="with --spark: contiguous partitions of the batches (default: two per "
-                   "core, at most 100 batches each; a resumed run keeps its own)")
+                   help="with --spark: contiguous partitions of the batches (default: four per "
+                   "core, at most 25 batches each; a resumed run keeps its own)")
     add_device_arguments(o)
     o.set_defaults(func=oversample_command,
-                   interrupted=lambda a: f"finished contexts kept in {a.out}/pool.jsonl; "
-                                         "run it again to resume")
+                   interrupted=lambda a: (f"finished partitions kept in {a.out}/pool.parts"
+                                          if a.spark is not None else
+                                          f"finished contexts kept in {a.out}/pool.jsonl")
+                   + "; run it again to resume")
 
     f = cmds.add_parser("filter", help="Adversarial Filtering of an oversampled pool")
     f.add_argument("folder", help="pool folder of `dpc swag oversample`")
@@ -192,8 +195,10 @@ def oversample_command(args: argparse.Namespace) -> int:
 
             from tasks.swag.oversample import oversample_spark
 
-            load = partial(_spark_ending_model, str(args.model or BUNDLED_ENDING_MODEL),
-                           args.device, args.dtype)
+            model = str(args.model or BUNDLED_ENDING_MODEL)
+            if Path(model).exists():  # a folder: the same one from an executor's working folder
+                model = str(Path(model).resolve())
+            load = partial(_spark_ending_model, model, args.device, args.dtype)
             summary = oversample_spark(items, args.out, load, options, model_name=name,
                                        master=args.spark, partitions=args.partitions,
                                        key=(name, args.device, args.dtype))

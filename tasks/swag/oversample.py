@@ -342,7 +342,7 @@ def oversample_spark(items: Sequence[Any], out: str | Path, load: Callable[[], t
     contiguous run of them with the model ``load()`` gives (once per executor process), so a
     fresh run's pool is the local path's, line for line. Partitions are committed under
     ``DIR/pool.parts`` (a killed job resumes there) and appended to the pool, in context order,
-    when all are done. ``partitions``: default two per core, at most 100 batches each; ``key``:
+    when all are done. ``partitions``: default four per core, at most 25 batches each; ``key``:
     what identifies the model ``load`` gives (default ``model_name``), so an executor process
     reuses a model it loaded for the same key."""
     from dpc_files import text_digest
