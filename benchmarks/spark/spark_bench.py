@@ -75,8 +75,10 @@ def generate(args: argparse.Namespace) -> dict[str, Any]:
     single = _run([*base, "--out", str(work / "single.jsonl")])
     spark = _run([*base, "--out", str(work / "spark.jsonl"), "--spark", "local[2]"])
     one = _run([*base, "--out", str(work / "one_thread.jsonl")], threads=1)
-    spark_rows = _rows(work / "spark.jsonl")[1:]
     parts = len(list((work / "spark.jsonl.parts").glob("part-*.jsonl")))
+    same = _identity(_rows(work / "spark.jsonl")[1:], _rows(work / "one_thread.jsonl")[1:],
+                     _rows(work / "single.jsonl")[1:],
+                     lambda row: [o["text"] for o in row["outputs"]])
     shutil.rmtree(work)
     return {"inputs": len(items), "generator": "--fast (bundled seq2seq)" if args.fast
             else "default (smollm2-ecare)", "single_process_seconds": round(single, 1),
@@ -84,10 +86,7 @@ def generate(args: argparse.Namespace) -> dict[str, Any]:
             "speedup": round(single / spark, 3),
             "inputs_per_second": {"single": round(len(items) / single, 3),
                                   "spark_local2": round(len(items) / spark, 3)},
-            "single_process_one_thread_seconds": round(one, 1),
-            **_identity(spark_rows, _rows(work / "one_thread.jsonl")[1:],
-                        _rows(work / "single.jsonl")[1:], lambda row: [
-                            o["text"] for o in row["outputs"]])}
+            "single_process_one_thread_seconds": round(one, 1), **same}
 
 
 def _identity(spark: list[Any], one_thread: list[Any], default: list[Any],
