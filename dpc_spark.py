@@ -58,7 +58,7 @@ from dpc_files import (
     write_json,
 )
 
-__all__ = ["SparkTaskError", "claim_parts", "commit_partition", "default_partitions",
+__all__ = ["SparkTaskError", "add_spark_arguments", "check_spark_arguments", "claim_parts", "commit_partition", "default_partitions",
            "part_path", "partition_ranges", "read_parts", "run_partitions", "spark_python_env",
            "spark_session", "task_device", "task_error"]
 
@@ -71,6 +71,24 @@ _FRAME = ("<<dpc-task-error>>", "<</dpc-task-error>>")
 
 class SparkTaskError(DpcError):
     """A Spark task failed on a row: the message is the row's own error."""
+
+
+def add_spark_arguments(parser: Any, *, what: str, units: str, parts: str) -> None:
+    """``--spark [MASTER]`` and ``--partitions N`` of a command that decodes a dataset: ``what``
+    it does on Spark, the ``units`` its partitions hold (plural), where it commits them."""
+    parser.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
+                        help=f"{what} on Spark (MASTER: default local[*]; spark://host:7077 for a "
+                        f"cluster), the model loaded once per executor; partitions are committed "
+                        f"to {parts} as they finish, so a killed job resumes")
+    parser.add_argument("--partitions", type=int, default=None, metavar="N",
+                        help=f"with --spark: contiguous partitions of the {units} (default: four "
+                        f"per core, at most 25 {units} each; a resumed run keeps its own)")
+
+
+def check_spark_arguments(args: Any) -> None:
+    """``--partitions`` only with ``--spark``: a :class:`~dpc_errors.DpcError` otherwise."""
+    if getattr(args, "partitions", None) is not None and getattr(args, "spark", None) is None:
+        raise DpcError("--partitions needs --spark")
 
 
 def spark_python_env() -> dict[str, str]:

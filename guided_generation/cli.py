@@ -28,6 +28,7 @@ from dpc_files import (
     file_digest,
     text_digest,
 )
+from dpc_spark import add_spark_arguments, check_spark_arguments
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
@@ -194,13 +195,8 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out file instead of resuming it (the new file "
                    "is written beside it and renamed when the run ends)")
-    p.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
-                   help="decode --input-file with Spark (MASTER: default local[*]; "
-                   "spark://host:7077 for a cluster): partitions are committed to OUT.parts/ "
-                   "as they finish, so a killed job resumes; needs --out")
-    p.add_argument("--partitions", type=int, default=None, metavar="N",
-                   help="with --spark: contiguous partitions of the inputs (default: four per "
-                   "core, at most 25 inputs each; a resumed run keeps its own)")
+    add_spark_arguments(p, what="decode --input-file (needs --out)", units="inputs",
+                        parts="OUT.parts/")
     p.set_defaults(func=generate_command, interrupted=interrupted_note)
     return p
 
@@ -476,8 +472,7 @@ def generate_command(args: argparse.Namespace) -> int:
         if spark is not None and (not args.input_file or not args.out):
             raise GuidedGenerationError("--spark needs --input-file and --out (the results are "
                                         "written to --out, partition by partition)")
-        if getattr(args, "partitions", None) is not None and spark is None:
-            raise GuidedGenerationError("--partitions needs --spark")
+        check_spark_arguments(args)
         items = _items(args)  # checks every input's direction (--direction's too)
         results = None
         skip = 0

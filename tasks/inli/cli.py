@@ -24,6 +24,7 @@ from typing import Any
 
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
+from dpc_spark import add_spark_arguments, check_spark_arguments
 
 __all__ = ["add_inli_parser"]
 
@@ -246,13 +247,8 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-premises", type=int, default=None, help="(--train) sample N premises")
     p.add_argument("--batch-size", type=int, default=8, help="(--train)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
-                   help="with --file: decode on Spark (MASTER default local[*]; "
-                   "spark://host:7077 for a cluster), the generator loaded once per executor; "
-                   "partitions are committed to OUT.parts/ (a killed job resumes there)")
-    p.add_argument("--partitions", type=int, default=None,
-                   help="with --spark: contiguous partitions of the chunks of 16 premises "
-                   "(default: four per core, at most 25 chunks each; a resumed run keeps its own)")
+    add_spark_arguments(p, what="decode --file", units="chunks of 16 premises",
+                        parts="OUT.parts/")
     add_device_arguments(p, dtype_help=(
         "precision: decoding, the generator's weights (default float32); --train, the forward "
         "passes under torch.autocast, weights float32 (default bfloat16 on CUDA, float32 on "
@@ -306,8 +302,7 @@ def variants_command(args: argparse.Namespace) -> int:
             raise TaskError(f"--out {args.out!r} is an INLI CSV, which has every label: "
                             f"--labels must be {','.join(GENERATED_LABELS)} (got "
                             f"{','.join(labels)}); write JSON lines for fewer")
-        if args.partitions is not None and args.spark is None:
-            raise TaskError("--partitions needs --spark")
+        check_spark_arguments(args)
         if args.spark is not None and not args.file:
             raise TaskError("--spark needs --file and --out")
         if args.file:

@@ -33,6 +33,7 @@ from typing import Any
 
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
+from dpc_spark import add_spark_arguments, check_spark_arguments
 
 __all__ = ["add_swag_parser"]
 
@@ -86,13 +87,8 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     o.add_argument("--max-rounds", type=int, default=od.max_rounds)
     o.add_argument("--contexts-per-batch", type=int, default=od.contexts_per_batch)
     o.add_argument("--seed", type=int, default=od.seed)
-    o.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
-                   help="sample on Spark (MASTER default local[*]; spark://host:7077 for a "
-                   "cluster): batches of contexts in partitions committed to OUT/pool.parts/, "
-                   "the model loaded once per executor; the pool is the local path's")
-    o.add_argument("--partitions", type=int, default=None,
-                   help="with --spark: contiguous partitions of the batches (default: four per "
-                   "core, at most 25 batches each; a resumed run keeps its own)")
+    add_spark_arguments(o, what="sample", units="batches of contexts",
+                        parts="OUT/pool.parts/")
     add_device_arguments(o)
     o.set_defaults(func=oversample_command,
                    interrupted=lambda a: (f"finished partitions kept in {a.out}/pool.parts"
@@ -173,7 +169,6 @@ def oversample_command(args: argparse.Namespace) -> int:
     """Sample the pool; print the summary."""
     try:
         from dpc_files import check_output_folder
-        from tasks.errors import TaskError
         from tasks.swag.ending_model import BUNDLED_ENDING_MODEL, context_split, load_ending_model
         from tasks.swag.oversample import OversampleOptions, oversample
 
@@ -183,8 +178,7 @@ def oversample_command(args: argparse.Namespace) -> int:
             contexts_per_batch=args.contexts_per_batch,
             constrain_context=args.constrain_context, seed=args.seed, limit=args.limit)
         device = check_arguments(args)
-        if args.partitions is not None and args.spark is None:
-            raise TaskError("--partitions needs --spark")
+        check_spark_arguments(args)
         check_output_folder(args.out, "--out", command="dpc swag oversample")  # before reading or loading
         items = _read_items(args.contexts)
         if args.split != "all":
