@@ -20,7 +20,7 @@ one, :func:`dpc_spark.task_device`).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -103,13 +103,13 @@ def _spark_load(run: VariantRun) -> Any:
 
 def variants_for_file(items: Sequence[tuple[str, str, str]], out: str | Path, run: VariantRun, *,
                       spark: str | None = None, partitions: int | None = None,
-                      overwrite: bool = False, progress: bool = True,
-                      load: Callable[[], Any] | None = None) -> tuple[list[dict[str, Any]], dict]:
+                      overwrite: bool = False, progress: bool = True
+                      ) -> tuple[list[dict[str, Any]], dict]:
     """The records of every ``(index, premise, implied)`` of ``items``, in order, decoded in
     committed chunks under ``OUT.parts`` (``spark``: on that Spark master, else here), and the
     run's ``{"partitions", "computed", "skipped"}``. The caller writes ``out`` and then removes
     the parts (:func:`remove_parts`). ``overwrite``: parts of an earlier run are dropped, not
-    resumed. ``load``: the generator, instead of ``run.load()`` (the local path)."""
+    resumed."""
     parts = parts_folder(out)
     units = chunks(items)
     if not units:
@@ -117,7 +117,7 @@ def variants_for_file(items: Sequence[tuple[str, str, str]], out: str | Path, ru
     if spark is None:
         count = claim_parts(parts, run.signature(items), partitions, lambda: len(units),
                             command="dpc inli variants", overwrite=overwrite)
-        summary = run_partitions(units, parts, count, load=load or run.load, apply=run.decode,
+        summary = run_partitions(units, parts, count, load=run.load, apply=run.decode,
                                  master=None, progress=progress, desc="partitions")
     else:
         from dpc_spark import spark_session
