@@ -155,7 +155,7 @@ class InliTab(TaskTab):
                 variants = generator.generate(
                     [request.premise] * count, [request.implied] * count, request.labels,
                     num_beams=request.num_beams, max_new_tokens=request.max_new_tokens,
-                    rerank=request.rerank)
+                    rerank=request.rerank, classifier=classifier)
                 probs = classifier.probabilities([request.premise] * count,
                                                  [v.text for v in variants])
             except CancelledError:

@@ -214,7 +214,7 @@ def predict_command(args: argparse.Namespace) -> int:
 
 def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of ``dpc inli variants``."""
-    from tasks.inli.hypotheses import RERANKS
+    from tasks.inli.hypotheses import RERANKS, ChoiceRule
 
     p.add_argument("--premise", default=None)
     p.add_argument("--implied", default=None, help="the implied entailment to edit")
@@ -237,8 +237,20 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-beams", type=int, default=4)
     p.add_argument("--rerank", choices=RERANKS, default="label",
                    help="label (default): of the beams' outputs, the one whose label the "
-                   "generator is surest of; none: the beam's best output (faster, less often "
-                   "of its label)")
+                   "generator is surest of; classifier: the outputs of a constrained and an "
+                   "unconstrained search (--pool), filtered (no copy, no negated "
+                   "contradiction, the kept people and noun) and ranked by the INLI "
+                   "classifier's probability of the label less --edit-penalty; none: the "
+                   "beam's best output (faster, less often of its label)")
+    p.add_argument("--classifier", default=None, metavar="DIR",
+                   help="(--rerank classifier) the INLI classifier (default: the bundled one)")
+    p.add_argument("--pool", choices=("both", "constrained", "unconstrained"), default="both",
+                   help="(--rerank classifier) which searches' outputs are candidates "
+                   "(default: both)")
+    p.add_argument("--edit-penalty", type=float, default=ChoiceRule.edit_penalty,
+                   help="(--rerank classifier) log-probability taken off per word the edit to "
+                   "the implied entailment lies more than 2 words from the label's typical "
+                   "edit (default: %(default)s)")
     p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.add_argument("--train", default=None, metavar="CSV",
@@ -264,6 +276,32 @@ def _interrupted(args: argparse.Namespace) -> str:
         return (f"the finished partitions are kept in {args.out}.parts; run the same command "
                 "again to resume")
     return "nothing was written"
+
+
+def _choice(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """``--rerank classifier``'s rule and classifier folder (else ``(None, None)``); the
+    flags that only it reads are refused without it."""
+    from tasks.errors import TaskError
+    from tasks.inli.classifier import CLASSIFIER_FILE, MODEL_DIR
+    from tasks.inli.hypotheses import SOURCES, ChoiceRule
+
+    if args.rerank != "classifier":
+        given = [flag for flag, value, default in (
+            ("--classifier", args.classifier, None), ("--pool", args.pool, "both"),
+            ("--edit-penalty", args.edit_penalty, ChoiceRule.edit_penalty)) if value != default]
+        if given:
+            raise TaskError(f"{', '.join(given)} need(s) --rerank classifier")
+        return None, None
+    if args.unconstrained:
+        raise TaskError("--unconstrained with --rerank classifier: use --pool unconstrained")
+    folder = Path(args.classifier) if args.classifier else MODEL_DIR
+    if not (folder / CLASSIFIER_FILE).is_file():
+        raise TaskError(f"--classifier {str(folder)!r} is not an INLI classifier (no "
+                        f"{CLASSIFIER_FILE}); train one with `dpc inli train --out DIR`")
+    rule = ChoiceRule(sources=SOURCES if args.pool == "both" else (args.pool,),
+                      edit_penalty=args.edit_penalty)
+    rule.check()
+    return rule, str(folder.resolve())
 
 
 def variants_command(args: argparse.Namespace) -> int:
@@ -305,18 +343,25 @@ def variants_command(args: argparse.Namespace) -> int:
         check_spark_arguments(args)
         if args.spark is not None and not args.file:
             raise TaskError("--spark needs --file and --out")
+        choice, classifier_folder = _choice(args)
         if args.file:
-            return _variants_file(args, labels, as_csv)
+            return _variants_file(args, labels, as_csv, choice, classifier_folder)
         if not args.premise or not args.implied or not args.premise.strip() \
                 or not args.implied.strip():
             raise TaskError("give --premise and --implied (non-empty), or --file and --out")
         generator = VariantGenerator.load(args.generator or DEFAULT_GENERATOR, device=device,
                                           dtype=args.dtype)
+        classifier = None
+        if classifier_folder is not None:
+            from tasks.inli.classifier import InliClassifier
+
+            classifier = InliClassifier.load(classifier_folder, device=device)
         variants = generator.generate(
             [args.premise.strip()] * len(labels), [args.implied.strip()] * len(labels), labels,
             constrained=not args.unconstrained, ban_negation=not args.allow_negation,
             ban_copy=not args.allow_copy, num_beams=args.num_beams,
-            max_new_tokens=args.max_new_tokens, rerank=args.rerank)
+            max_new_tokens=args.max_new_tokens, rerank=args.rerank, classifier=classifier,
+            choice=choice)
     except DpcError as err:
         return _error(err)
     if args.json:
@@ -331,7 +376,8 @@ def variants_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _variants_file(args: argparse.Namespace, labels: list[str], as_csv: bool) -> int:
+def _variants_file(args: argparse.Namespace, labels: list[str], as_csv: bool, choice: Any,
+                   classifier: str | None) -> int:
     """``--file F --out O``: every premise's variants in committed chunks (here or on Spark,
     :mod:`tasks.inli.variants_file`), then ``O`` written whole."""
     from dpc_files import atomic_open, check_output_file
@@ -353,7 +399,8 @@ def _variants_file(args: argparse.Namespace, labels: list[str], as_csv: bool) ->
     items = [(r.index, r.premise, r.implied_entailment) for r in rows]
     run = VariantRun(str(Path(args.generator or DEFAULT_GENERATOR).resolve()), args.device,
                      args.dtype, tuple(labels), not args.unconstrained, not args.allow_negation,
-                     not args.allow_copy, args.num_beams, args.max_new_tokens, args.rerank)
+                     not args.allow_copy, args.num_beams, args.max_new_tokens, args.rerank,
+                     classifier, choice)
     records, summary = variants_for_file(items, args.out, run, spark=args.spark,
                                          partitions=args.partitions, overwrite=args.overwrite)
     if as_csv:

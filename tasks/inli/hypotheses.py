@@ -50,6 +50,7 @@ Neutral:
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
@@ -68,10 +69,11 @@ from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lor
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["GENERATED_LABELS", "NEGATION_BANS", "RERANKS", "SENTENCE_END",
-           "DEFAULT_GENERATOR", "GeneratorTrainOptions", "Variant", "VariantGenerator", "copy_ban",
-           "keep_constraints", "label_log_posteriors", "negated", "parse_labels", "prompt",
-           "training_premises", "train_generator", "word_edit_distance"]
+__all__ = ["DEFAULT_GENERATOR", "EDIT_TARGETS", "GENERATED_LABELS", "NEGATION_BANS", "RERANKS",
+           "SENTENCE_END", "SOURCES", "Candidate", "ChoiceRule", "GeneratorTrainOptions", "Variant",
+           "VariantGenerator", "choose_variant", "copy_ban", "keep_constraints",
+           "label_log_posteriors", "negated", "parse_labels", "prompt", "training_premises",
+           "train_generator", "word_edit_distance"]
 
 #: The labels a variant can have (the implied entailment is the input).
 GENERATED_LABELS = ("explicit_entailment", "neutral", "contradiction")
@@ -79,7 +81,12 @@ PROMPT_NAMES = {"explicit_entailment": "Explicit entailment", "neutral": "Neutra
                 "contradiction": "Contradiction"}
 SHORT = {"explicit": "explicit_entailment", "implied": "implied_entailment"}
 #: How a variant is chosen among the beam search's outputs (module notes).
-RERANKS = ("none", "label")
+RERANKS = ("none", "label", "classifier")
+#: The edit a variant of each label is ranked against (:class:`ChoiceRule`): the median word
+#: edit distance between train.csv's gold variants and their implied entailments (8,000
+#: premises; quartiles 7/10/13, 6/8/11, 4/7/11), measured by
+#: ``benchmarks/inli/verified_variants.py targets``.
+EDIT_TARGETS = {"explicit_entailment": 10, "neutral": 8, "contradiction": 7}
 #: Banned in constrained contradictions: negation words and contractions.
 NEGATION_BANS = ("not", "Not", "never", "Never", "no", "No", "nobody", "nothing", "'t",
                  "cannot")
@@ -241,9 +248,63 @@ class Variant:
     score: float
     #: ``rerank="label"``: log p(label | text) under the generator (:func:`label_log_posteriors`)
     label_log_posterior: float | None = None
+    #: ``rerank="classifier"``: the classifier's probability of ``label``
+    label_probability: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class Candidate:
+    """One output of a variant search (:meth:`VariantGenerator.candidates`): its text, whether
+    it meets the keep-sets (``None``: searched without them), and the beam's score."""
+
+    text: str
+    satisfied: bool | None
+    constrained: bool
+    score: float
+    finished: bool = True
+
+
+@dataclass(frozen=True)
+class ChoiceRule:
+    """How ``rerank="classifier"`` chooses a variant (module notes): the candidates of the
+    searches named in ``sources`` (``"constrained"``, ``"unconstrained"``); of those, the ones
+    that are not a copy of the implied entailment, not negated when the label is a
+    contradiction (the ban, applied to unconstrained outputs after the search), and, with
+    ``require_keep``, that keep the implied entailment's people and one key noun (when any
+    does); ranked by the classifier's log-probability of the intended label minus
+    ``edit_penalty`` per word that the edit distance to the implied entailment lies beyond
+    ``edit_band`` words of the label's :data:`EDIT_TARGETS`.
+
+    >>> ChoiceRule().penalty(15, "contradiction")  # 15 words: 6 beyond 7 +- 2
+    0.6
+    """
+
+    sources: tuple[str, ...] = ("constrained", "unconstrained")
+    edit_penalty: float = 0.1
+    edit_band: float = 2.0
+    require_keep: bool = True
+
+    def check(self) -> None:
+        """Raise :class:`TaskError` naming the first bad field."""
+        if not self.sources or any(s not in SOURCES for s in self.sources):
+            raise TaskError(f"sources {list(self.sources)!r}: use one or both of "
+                            f"{', '.join(SOURCES)}")
+        for name in ("edit_penalty", "edit_band"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value < 0 or value != value:
+                raise TaskError(f"{name} (={value!r}) must be a number >= 0")
+
+    def penalty(self, edit: int, label: str) -> float:
+        """What an edit of ``edit`` words costs a ``label`` variant."""
+        return round(self.edit_penalty * max(0.0, abs(edit - EDIT_TARGETS[label])
+                                             - self.edit_band), 10)
+
+
+#: The searches a :class:`ChoiceRule` can pool.
+SOURCES = ("constrained", "unconstrained")
 
 
 class VariantGenerator:
@@ -301,23 +362,16 @@ class VariantGenerator:
             return None
         return [SuppressTokensLogitsProcessor(self.line_breaks, device=self.model.device)]
 
-    def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
-                 constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
-                 num_beams: int = 4, max_new_tokens: int = 40, rerank: str = "label",
-                 one_sentence: bool = True, batch_size: int = 16) -> list[Variant]:
-        """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
-        entailment's people and one of its key nouns are kept, a word-for-word copy of it is
-        banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
-        (:data:`RERANKS`): ``"label"`` (the default) keeps the output whose label the generator
-        is surest of (module notes), ``"none"`` the beam's best output. ``one_sentence``: the
-        variant ends at its first sentence end (:attr:`sentence_ends`; INLI's hypotheses are one
-        sentence, 98.4% of train's; the generator otherwise tends to add a second, or to repeat
-        the first), so the kept people and nouns are in that sentence: the engine forbids the
-        end until every set is met."""
+    def candidates(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str],
+                   *, constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
+                   num_beams: int = 4, max_new_tokens: int = 40, one_sentence: bool = True,
+                   batch_size: int = 16) -> list[list[Candidate]]:
+        """The search's outputs for each ``(premises[i], implied[i], labels[i])``: all
+        ``num_beams`` of them as :class:`Candidate` texts, distinct and non-empty, best-scored
+        first, the finished ones that meet the constraints before the others (a row whose
+        outputs are all empty keeps its best one). Constraints as in :meth:`generate`."""
         if not len(premises) == len(implied) == len(labels):
             raise TaskError("premises, implied entailments and labels differ in number")
-        if rerank not in RERANKS:
-            raise TaskError(f"rerank {rerank!r}: use one of {', '.join(RERANKS)}")
         prompts = [prompt(p, h, lab) for p, h, lab in zip(premises, implied, labels)]
         sets = [keep_constraints(h).sets() if constrained else [] for h in implied]
         bans = [([copy_ban(h)] if constrained and ban_copy and copy_ban(h) else [])
@@ -328,36 +382,138 @@ class VariantGenerator:
         outs = dpc_decode.generate(
             self.model, self.tokenizer, prompts, sets if any(sets) else None,
             banned=bans if any(bans) else None, tokenize=dpc_decode.TokenizeOptions(whole_word=True),
-            num_beams=num_beams, num_return_sequences=num_beams if rerank == "label" else 1,
-            max_new_tokens=max_new_tokens,
+            num_beams=num_beams, num_return_sequences=num_beams, max_new_tokens=max_new_tokens,
             eos_token_id=self.eos + (self.sentence_end if one_sentence else []),
             batch_size=batch_size, generation_config=None, logits_processor=self._processors())
-        if rerank == "none":
-            return [Variant(label, _variant_text(out[0], self.sentence_ends),
-                            out[0].satisfied if set_ else None, constrained, float(out[0].score))
-                    for label, set_, out in zip(labels, sets, outs)]
-        candidates = []
+        pools = []
         for set_, out in zip(sets, outs):
-            # distinct non-empty outputs, the finished ones that meet the constraints first
-            ranks = [(not o.finished) + 2 * (bool(set_) and not o.satisfied) for o in out]
-            texts = {_variant_text(o, self.sentence_ends): o
-                     for o, r in zip(out, ranks) if r == min(ranks)}
-            texts.pop("", None)
-            candidates.append(list(texts.items())
-                              or [(_variant_text(out[0], self.sentence_ends), out[0])])
+            ranked = sorted(range(len(out)), key=lambda j: (
+                (not out[j].finished) + 2 * (bool(set_) and not out[j].satisfied), j))
+            pool: dict[str, Candidate] = {}
+            for j in ranked:
+                text = _variant_text(out[j], self.sentence_ends)
+                if text and text not in pool:
+                    pool[text] = Candidate(text, out[j].satisfied if set_ else None, constrained,
+                                           float(out[j].score), bool(out[j].finished))
+            pools.append(list(pool.values()) or [Candidate(
+                _variant_text(out[0], self.sentence_ends), out[0].satisfied if set_ else None,
+                constrained, float(out[0].score), bool(out[0].finished))])
+        return pools
+
+    def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
+                 constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
+                 num_beams: int = 4, max_new_tokens: int = 40, rerank: str = "label",
+                 one_sentence: bool = True, batch_size: int = 16, classifier: Any = None,
+                 choice: ChoiceRule | None = None) -> list[Variant]:
+        """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
+        entailment's people and one of its key nouns are kept, a word-for-word copy of it is
+        banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
+        (:data:`RERANKS`): ``"label"`` (the default) keeps the output whose label the generator
+        is surest of (module notes), ``"none"`` the beam's best output. ``one_sentence``: the
+        variant ends at its first sentence end (:attr:`sentence_ends`; INLI's hypotheses are one
+        sentence, 98.4% of train's; the generator otherwise tends to add a second, or to repeat
+        the first), so the kept people and nouns are in that sentence: the engine forbids the
+        end until every set is met."""
+        if rerank not in RERANKS:
+            raise TaskError(f"rerank {rerank!r}: use one of {', '.join(RERANKS)}")
+        if rerank == "classifier":
+            return self._verified(premises, implied, labels, classifier, choice or ChoiceRule(),
+                                  ban_copy=ban_copy, num_beams=num_beams,
+                                  max_new_tokens=max_new_tokens, one_sentence=one_sentence,
+                                  batch_size=batch_size)
+        pools = self.candidates(premises, implied, labels, constrained=constrained,
+                                ban_negation=ban_negation, ban_copy=ban_copy,
+                                num_beams=num_beams, max_new_tokens=max_new_tokens,
+                                one_sentence=one_sentence, batch_size=batch_size)
+        if rerank == "none":
+            return [Variant(label, pool[0].text, pool[0].satisfied, constrained, pool[0].score)
+                    for label, pool in zip(labels, pools)]
+        # among the finished outputs that meet the constraints (or the best such rank)
+        pools = [[c for c in pool if _rank(c) == _rank(pool[0])] for pool in pools]
         posteriors = label_log_posteriors(
-            self, [(p, h, lab, text) for p, h, lab, cands in
-                   zip(premises, implied, labels, candidates) for text, _ in cands],
+            self, [(p, h, lab, c.text) for p, h, lab, pool in
+                   zip(premises, implied, labels, pools) for c in pool],
             batch_size=batch_size)
         variants, at = [], 0
-        for label, set_, cands in zip(labels, sets, candidates):
-            mine = posteriors[at:at + len(cands)]
-            at += len(cands)
-            best = max(range(len(cands)), key=lambda j: (mine[j], -j))  # ties: the beam's order
-            text, o = cands[best]
-            variants.append(Variant(label, text, o.satisfied if set_ else None, constrained,
-                                    float(o.score), round(mine[best], 4)))
+        for label, pool in zip(labels, pools):
+            mine = posteriors[at:at + len(pool)]
+            at += len(pool)
+            best = max(range(len(pool)), key=lambda j: (mine[j], -j))  # ties: the beam's order
+            c = pool[best]
+            variants.append(Variant(label, c.text, c.satisfied, constrained, c.score,
+                                    round(mine[best], 4)))
         return variants
+
+    def _verified(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str],
+                  classifier: Any, rule: ChoiceRule, *, ban_copy: bool, num_beams: int,
+                  max_new_tokens: int, one_sentence: bool, batch_size: int) -> list[Variant]:
+        """``rerank="classifier"``: the candidates of ``rule.sources`` chosen by ``rule``
+        (:class:`ChoiceRule`) with ``classifier``'s probabilities."""
+        if classifier is None or not hasattr(classifier, "probabilities"):
+            raise TaskError("rerank 'classifier' needs the INLI classifier (classifier=, e.g. "
+                            "tasks.inli.classifier.InliClassifier.load())")
+        rule.check()
+        pools: list[dict[str, Candidate]] = [{} for _ in labels]
+        for source in rule.sources:
+            found = self.candidates(premises, implied, labels,
+                                    constrained=source == "constrained", ban_copy=ban_copy,
+                                    num_beams=num_beams, max_new_tokens=max_new_tokens,
+                                    one_sentence=one_sentence, batch_size=batch_size)
+            for pool, more in zip(pools, found):
+                for c in more:
+                    pool.setdefault(c.text, c)  # a text both searches wrote counts once
+        flat = [(i, c) for i, pool in enumerate(pools) for c in pool.values()]
+        probs = classifier.probabilities([premises[i] for i, _ in flat],
+                                         [c.text for _, c in flat])
+        variants, at = [], 0
+        for i, (h, label, pool) in enumerate(zip(implied, labels, pools)):
+            cands = list(pool.values())
+            mine = [float(p[INLI_LABELS.index(label)]) for p in probs[at:at + len(cands)]]
+            at += len(cands)
+            j = choose_variant(label, h, [c.text for c in cands], mine, rule, ban_copy=ban_copy)
+            c = cands[j]
+            variants.append(Variant(label, c.text, satisfied(c.text, keep_constraints(h).sets()),
+                                    c.constrained, c.score, label_probability=round(mine[j], 4)))
+        return variants
+
+
+def choose_variant(label: str, implied: str, texts: Sequence[str],
+                   probabilities: Sequence[float], rule: ChoiceRule | None = None, *,
+                   ban_copy: bool = True) -> int:
+    """The index of the ``label`` variant of ``implied`` that ``rule`` (:class:`ChoiceRule`)
+    chooses among ``texts``, each with the classifier's probability of ``label``: not a copy
+    of ``implied`` (``ban_copy``), not negated for a contradiction, keeping the people and a
+    key noun when ``rule.require_keep`` (each filter only when something passes it), then the
+    highest log-probability less the edit penalty (ties: the first).
+
+    >>> choose_variant("contradiction", "Tom likes the red house.",
+    ...                ["Tom does not like the red house.", "Tom hates the red house.",
+    ...                 "Tom likes the red house."], [0.9, 0.6, 0.1])
+    1
+    """
+    rule = rule or ChoiceRule()
+    if len(texts) != len(probabilities) or not texts:
+        raise TaskError(f"{len(texts)} candidate texts but {len(probabilities)} probabilities "
+                        "(at least one of each)")
+    allowed = list(range(len(texts)))
+    filters = [lambda j: not (ban_copy and _same_words(texts[j], implied)),
+               lambda j: not (label == "contradiction" and negated(texts[j]))]
+    if rule.require_keep:
+        sets = keep_constraints(implied).sets()
+        filters.append(lambda j: satisfied(texts[j], sets))
+    for keep in filters:
+        allowed = [j for j in allowed if keep(j)] or allowed
+    return max(allowed, key=lambda j: (math.log(max(probabilities[j], 1e-12)) - rule.penalty(
+        word_edit_distance(texts[j], implied), label), -j))
+
+
+def _same_words(text: str, implied: str) -> bool:
+    """Whether ``text`` is the implied entailment word for word (case and punctuation aside)."""
+    return _words(text) == _words(implied)
+
+
+def _rank(c: Candidate) -> int:
+    return (not c.finished) + 2 * (c.satisfied is False)
 
 
 def _variant_text(output: Any, sentence_ends: Mapping[int, str]) -> str:

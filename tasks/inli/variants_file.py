@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from dpc_files import file_digest, text_digest
 from dpc_spark import claim_parts, default_partitions, read_parts, run_partitions
+from tasks.inli.hypotheses import ChoiceRule
 
 __all__ = ["CHUNK", "VariantRun", "chunks", "variants_for_file"]
 
@@ -54,39 +55,53 @@ class VariantRun:
     num_beams: int = 4
     max_new_tokens: int = 40
     rerank: str = "label"
+    #: ``rerank="classifier"``: the INLI classifier folder and the rule it chooses by
+    classifier: str | None = None
+    choice: ChoiceRule | None = None
 
     def signature(self, items: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
         """What the parts of this run depend on, for :func:`dpc_spark.claim_parts`."""
+        verifier = ({"classifier": {"name": self.classifier,
+                                    "files": file_digest(self.classifier)},
+                     "choice": asdict(self.choice or ChoiceRule())}
+                    if self.rerank == "classifier" and self.classifier else {})
         return {"generator": {"name": self.generator, "files": file_digest(self.generator)},
                 "labels": list(self.labels), "constrained": self.constrained,
                 "ban_negation": self.ban_negation, "ban_copy": self.ban_copy,
                 "num_beams": self.num_beams, "max_new_tokens": self.max_new_tokens,
-                "rerank": self.rerank, "dtype": self.dtype,
+                "rerank": self.rerank, "dtype": self.dtype, **verifier,
                 "the premises": {"count": len(items), "digest": text_digest(
                     [list(item) for item in items])}}
 
     def load(self, spark: bool = False) -> Any:
-        """The generator (:meth:`~tasks.inli.hypotheses.VariantGenerator.load`); ``spark``: on
-        the GPU Spark gave the task, if any."""
+        """The generator (:meth:`~tasks.inli.hypotheses.VariantGenerator.load`) and, with
+        ``rerank="classifier"``, the classifier (else ``None``); ``spark``: on the GPU Spark
+        gave the task, if any."""
         from dpc_device import resolve_device
         from dpc_spark import task_device
         from tasks.inli.hypotheses import VariantGenerator
 
-        device = task_device(self.device) if spark else self.device
-        return VariantGenerator.load(self.generator, device=resolve_device(device),
-                                     dtype=self.dtype)
+        device = resolve_device(task_device(self.device) if spark else self.device)
+        generator = VariantGenerator.load(self.generator, device=device, dtype=self.dtype)
+        if self.rerank != "classifier":
+            return generator, None
+        from tasks.inli.classifier import InliClassifier
 
-    def decode(self, generator: Any, index: int,
+        return generator, InliClassifier.load(self.classifier, device=device)
+
+    def decode(self, models: Any, index: int,
                chunk: tuple[int, list[tuple[str, str, str]]]) -> list[dict[str, Any]]:
         """The records of one chunk: per premise its variants, which sets they met, and the
         chunk position of the premise (``position``)."""
         at, items = chunk
+        generator, classifier = models
         flat = [(i, lab) for i in range(len(items)) for lab in self.labels]
         variants = generator.generate(
             [items[i][1] for i, _ in flat], [items[i][2] for i, _ in flat],
             [lab for _, lab in flat], constrained=self.constrained,
             ban_negation=self.ban_negation, ban_copy=self.ban_copy, num_beams=self.num_beams,
-            max_new_tokens=self.max_new_tokens, rerank=self.rerank)
+            max_new_tokens=self.max_new_tokens, rerank=self.rerank, classifier=classifier,
+            choice=self.choice)
         records = []
         for i, (key, premise, implied) in enumerate(items):
             vs = variants[i * len(self.labels):(i + 1) * len(self.labels)]

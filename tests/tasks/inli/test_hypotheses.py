@@ -11,9 +11,12 @@ import cli
 from dpc_errors import DpcError
 from tasks.datasets import read_inli
 from tasks.inli.hypotheses import (
+    EDIT_TARGETS,
     SENTENCE_END,
+    ChoiceRule,
     GeneratorTrainOptions,
     VariantGenerator,
+    choose_variant,
     copy_ban,
     keep_constraints,
     label_log_posteriors,
@@ -127,6 +130,89 @@ def test_label_rerank_keeps_the_beam_the_generator_is_surest_of(generator: Path)
         gen.generate(premises, implied, labels, rerank="best")
     with pytest.raises(DpcError, match="label 'implied_entailment'"):
         label_log_posteriors(gen, [("p", "h", "implied_entailment", "t")])
+
+
+def test_choose_variant_filters_then_ranks_by_the_classifier_less_the_edit_penalty() -> None:
+    implied = "Tom likes the red house."
+    texts = ["Tom likes the red house!",              # a copy, whatever ends it
+             "Tom does not like the red house.",      # negated
+             "Anna hates the blue car.",              # keeps neither Tom nor a noun
+             "Tom hates the red house.",
+             "Tom hates the red house and every single thing about the whole long street it "
+             "is on in this old town today."]
+    probs = [0.99, 0.95, 0.9, 0.5, 0.6]
+    free = ChoiceRule(edit_penalty=0.0)
+    # contradiction: the copy and the negated one are out, the one that keeps nothing too
+    assert choose_variant("contradiction", implied, texts, probs, free) == 4
+    # at 0.1 a word beyond 7 +- 2, the long edit (18 words) costs 0.9 and the short one (1
+    # word) 0.4: log 0.6 - 0.9 < log 0.5 - 0.4
+    assert [word_edit_distance(t, implied) for t in texts[3:]] == [1, 18]
+    assert choose_variant("contradiction", implied, texts, probs) == 3
+    assert ChoiceRule().penalty(18, "contradiction") == pytest.approx(0.9)
+    assert ChoiceRule().penalty(1, "contradiction") == pytest.approx(0.4)
+    assert ChoiceRule(edit_band=0).penalty(EDIT_TARGETS["neutral"], "neutral") == 0
+    # without require_keep the one that keeps nothing may win; neutrals may be negated
+    assert choose_variant("contradiction", implied, texts, probs,
+                          ChoiceRule(edit_penalty=0, require_keep=False)) == 2
+    assert choose_variant("neutral", implied, texts, probs, free) == 1
+    # ban_copy=False: the copy is a candidate like the others
+    assert choose_variant("neutral", implied, texts, probs, free, ban_copy=False) == 0
+    # a filter nothing passes is not applied: the best remaining one is chosen
+    assert choose_variant("contradiction", implied, texts[:2], [0.2, 0.3], free) == 1
+    assert choose_variant("contradiction", implied, texts[1:2], [0.3], free) == 0
+    # ties: the first
+    assert choose_variant("neutral", implied, texts[3:4] * 2, [0.5, 0.5], free) == 0
+    with pytest.raises(DpcError, match="2 candidate texts but 1 probabilities"):
+        choose_variant("neutral", implied, texts[:2], [0.5])
+    with pytest.raises(DpcError, match="edit_penalty \\(=-1"):
+        ChoiceRule(edit_penalty=-1).check()
+    with pytest.raises(DpcError, match="sources \\['beam'\\]"):
+        ChoiceRule(sources=("beam",)).check()
+
+
+def test_classifier_rerank_pools_both_searches_and_keeps_what_the_classifier_prefers(
+        generator: Path) -> None:
+    import numpy as np
+
+    from tasks.datasets import INLI_LABELS
+
+    gen = VariantGenerator.load(generator / "model")
+    premises = ["Robbie said the house was red.", "Anna left early."]
+    implied = ["Robbie likes the red house.", "Anna was tired of the party."]
+    labels = ["contradiction", "neutral"]
+    seen: list[tuple[str, str]] = []
+
+    class ByLength:
+        """A stand-in classifier: the longer the hypothesis, the likelier every label."""
+
+        def probabilities(self, ps, hs):
+            seen.extend(zip(ps, hs))
+            return np.array([[min(0.99, len(h) / 100)] * len(INLI_LABELS) for h in hs])
+
+    rule = ChoiceRule(edit_penalty=0.0, require_keep=False)
+    chosen = gen.generate(premises, implied, labels, num_beams=3, max_new_tokens=8,
+                          rerank="classifier", classifier=ByLength(), choice=rule)
+    pools = {src: gen.candidates(premises, implied, labels, constrained=src == "constrained",
+                                 num_beams=3, max_new_tokens=8) for src in ("constrained",
+                                                                             "unconstrained")}
+    for i, v in enumerate(chosen):
+        texts = {c.text for src in pools for c in pools[src][i]}
+        # every candidate of both searches was read with its own premise
+        assert {h for p, h in seen if p == premises[i]} == texts
+        allowed = [t for t in texts if not (labels[i] == "contradiction" and negated(t))
+                   and word_edit_distance(t, implied[i]) > 0] or list(texts)
+        assert v.text == max(allowed, key=len)
+        assert v.label_probability == pytest.approx(min(0.99, len(v.text) / 100), abs=1e-4)
+        assert v.constrained == (v.text in {c.text for c in pools["constrained"][i]})
+        assert v.satisfied == satisfied(v.text, keep_constraints(implied[i]).sets())
+    # constrained pool only: the chosen text is one of the constrained search's
+    only = gen.generate(premises, implied, labels, num_beams=3, max_new_tokens=8,
+                        rerank="classifier", classifier=ByLength(),
+                        choice=ChoiceRule(sources=("constrained",)))
+    assert all(v.constrained and v.text in {c.text for c in pools["constrained"][i]}
+               for i, v in enumerate(only))
+    with pytest.raises(DpcError, match="needs the INLI classifier"):
+        gen.generate(premises, implied, labels, rerank="classifier")
 
 
 def test_a_variant_is_one_sentence(generator: Path, monkeypatch) -> None:
