@@ -59,9 +59,10 @@ GRID = [ChoiceRule(sources, penalty, band, keep)
         for keep in (True, False)]
 
 
-def span(text: str) -> range:
+def span(text: str) -> list[str]:
+    """The val indices ``START:END`` (as the CSV's index column spells them)."""
     start, end = (int(x) for x in text.split(":"))
-    return range(start, end)
+    return [str(i) for i in range(start, end)]
 
 
 def targets(args: argparse.Namespace) -> None:
@@ -76,8 +77,8 @@ def targets(args: argparse.Namespace) -> None:
 def pool(args: argparse.Namespace) -> None:
     out = Path(args.run) / "pool.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
-    rows = read_inli(DATA / "val.csv").rows
-    rows = [rows[i] for i in span(args.rows)]
+    wanted = set(span(args.rows))
+    rows = [r for r in read_inli(DATA / "val.csv").rows if str(r.index) in wanted]
     done = {json.loads(line)["index"] for line in out.read_text().splitlines()} \
         if out.exists() else set()
     gen = VariantGenerator.load(args.generator)
@@ -134,7 +135,6 @@ def score(args: argparse.Namespace) -> None:
                        **{f"p_{n}": float(p[k, li]) for n, p in probs.items()},
                        **{f"pred_{n}": INLI_LABELS[int(p[k].argmax())] for n, p in probs.items()},
                        "gen_post": posterior[k], "edit": word_edit_distance(text, implied),
-                       "negated": negated(text),
                        "keeps": satisfied(text, keep_constraints(implied).sets()),
                        "copy": copy_ban(text).lower() == copy_ban(implied).lower()})
     (run / "scored.json").write_text(json.dumps(scored))
@@ -148,10 +148,10 @@ class Choices:
         self.rows = rows
         self.by: dict[tuple[int, str], list[dict]] = defaultdict(list)
         for s in scored:
-            self.by[(s["index"], s["label"])].append(s)
+            self.by[(str(s["index"]), s["label"])].append(s)
         self.judges = sorted(k[5:] for k in scored[0] if k.startswith("pred_"))
 
-    def pick(self, i: int, label: str, rule: ChoiceRule | str) -> dict:
+    def pick(self, i: str, label: str, rule: ChoiceRule | str) -> dict:
         candidates = self.by[(i, label)]
         if rule == "beam":  # the constrained search's best output (--rerank none)
             return next(x for x in candidates if x["source"] == "constrained")
@@ -169,7 +169,7 @@ class Choices:
                            [x["p_bundled"] for x in mine], rule)
         return mine[j]
 
-    def measure(self, rule: ChoiceRule | str, premises: range) -> dict:
+    def measure(self, rule: ChoiceRule | str, premises: list[str]) -> dict:
         out = {}
         for label in GENERATED_LABELS:
             keys = [i for i in premises if (i, label) in self.by]
@@ -184,8 +184,8 @@ class Choices:
                    for j in self.judges},
                 "edit": mean(x["edit"] for x in chosen),
                 "gold_edit": mean(x["edit"] for x in gold),
-                "negated": mean(x["negated"] for x in chosen),
-                "gold_negated": mean(x["negated"] for x in gold),
+                "negated": mean(negated(x["text"]) for x in chosen),
+                "gold_negated": mean(negated(x["text"]) for x in gold),
                 "keeps": mean(x["keeps"] for x in chosen),
                 "unconstrained": mean(x["source"] == "unconstrained" for x in chosen),
                 "texts": {str(x["index"]): x["text"] for x in chosen}}
@@ -199,7 +199,7 @@ def within_edit(result: dict) -> bool:
 
 def choose(args: argparse.Namespace) -> None:
     run = Path(args.run)
-    rows = {r.index: r for r in read_inli(DATA / "val.csv").rows}
+    rows = {str(r.index): r for r in read_inli(DATA / "val.csv").rows}
     choices = Choices(json.loads((run / "scored.json").read_text()), rows)
     a, b = span(args.choose_on), span(args.confirm_on)
     judge = args.select_by
@@ -245,7 +245,7 @@ def choose(args: argparse.Namespace) -> None:
     if args.show:
         print()
         result = report["rows"]["classifier rerank (chosen on A) / B"]
-        for i in list(b)[:args.show]:
+        for i in b[:args.show]:
             r = rows[i]
             print(f"{i}. premise: {r.premise}\n   implied: {r.implied_entailment}")
             for label in GENERATED_LABELS:

@@ -3,8 +3,9 @@ variants out, each with the INLI classifier's label and probability.
 
 The work is ``dpc inli variants``' (:mod:`tasks.inli.hypotheses`): :meth:`VariantGenerator.load`
 of the bundled generator (``tasks/inli/generator``, SmolLM2-135M with its LoRA adapter) and
-:meth:`VariantGenerator.generate` with the command's defaults (constrained, negation banned in
-contradictions, the word-for-word copy banned, label rerank); then
+:meth:`VariantGenerator.generate` with the command's defaults (the classifier rerank: the
+outputs of a constrained search, people and a key noun kept, negation banned in contradictions,
+the word-for-word copy banned, and of an unconstrained one, chosen by the classifier); then
 :meth:`tasks.inli.classifier.InliClassifier.probabilities` of the bundled classifier
 (``tasks/inli/model``) on each ``(premise, variant)``, as ``dpc inli predict`` does. A variant
 *agrees* when the classifier's most probable label is the one it was written for.
@@ -64,7 +65,7 @@ class InliRequest:
     labels: list[str] = field(default_factory=lambda: list(GENERATED_LABELS))
     num_beams: int = 4
     max_new_tokens: int = 40
-    rerank: str = "label"
+    rerank: str = "classifier"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "premise", check_text("premise", self.premise,

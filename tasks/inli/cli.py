@@ -229,24 +229,26 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     p.add_argument("--generator", default=None,
                    help="generator folder (default: the bundled one, tasks/inli/generator)")
-    p.add_argument("--unconstrained", action="store_true", help="decode without constraints")
+    p.add_argument("--unconstrained", action="store_true",
+                   help="decode without constraints (with --rerank classifier: the "
+                   "unconstrained search's outputs only, as --pool unconstrained)")
     p.add_argument("--allow-negation", action="store_true",
                    help="do not ban negation words in contradictions")
     p.add_argument("--allow-copy", action="store_true",
                    help="do not ban a word-for-word copy of the implied entailment")
     p.add_argument("--num-beams", type=int, default=4)
-    p.add_argument("--rerank", choices=RERANKS, default="label",
-                   help="label (default): of the beams' outputs, the one whose label the "
-                   "generator is surest of; classifier: the outputs of a constrained and an "
-                   "unconstrained search (--pool), filtered (no copy, no negated "
-                   "contradiction, the kept people and noun) and ranked by the INLI "
-                   "classifier's probability of the label less --edit-penalty; none: the "
-                   "beam's best output (faster, less often of its label)")
+    p.add_argument("--rerank", choices=RERANKS, default="classifier",
+                   help="classifier (default): the outputs of a constrained and an "
+                   "unconstrained search (--pool), filtered (no copy of the implied "
+                   "entailment, no negated contradiction) and ranked by the INLI classifier's "
+                   "probability of the label less --edit-penalty; label: of the constrained "
+                   "beams' outputs, the one whose label the generator is surest of; none: the "
+                   "constrained beam's best output (fastest, least often of its label)")
     p.add_argument("--classifier", default=None, metavar="DIR",
                    help="(--rerank classifier) the INLI classifier (default: the bundled one)")
-    p.add_argument("--pool", choices=("both", "constrained", "unconstrained"), default="both",
+    p.add_argument("--pool", choices=("both", "constrained", "unconstrained"), default=None,
                    help="(--rerank classifier) which searches' outputs are candidates "
-                   "(default: both)")
+                   "(default: both; unconstrained with --unconstrained)")
     p.add_argument("--edit-penalty", type=float, default=ChoiceRule.edit_penalty,
                    help="(--rerank classifier) log-probability taken off per word the edit to "
                    "the implied entailment lies more than 2 words from the label's typical "
@@ -287,18 +289,21 @@ def _choice(args: argparse.Namespace) -> tuple[Any, str | None]:
 
     if args.rerank != "classifier":
         given = [flag for flag, value, default in (
-            ("--classifier", args.classifier, None), ("--pool", args.pool, "both"),
+            ("--classifier", args.classifier, None), ("--pool", args.pool, None),
             ("--edit-penalty", args.edit_penalty, ChoiceRule.edit_penalty)) if value != default]
         if given:
-            raise TaskError(f"{', '.join(given)} need(s) --rerank classifier")
+            raise TaskError(f"{', '.join(given)} only apply with --rerank classifier (not "
+                            f"--rerank {args.rerank})")
         return None, None
-    if args.unconstrained:
-        raise TaskError("--unconstrained with --rerank classifier: use --pool unconstrained")
+    if args.unconstrained and args.pool not in (None, "unconstrained"):
+        raise TaskError(f"--unconstrained with --pool {args.pool}: the unconstrained search is "
+                        "the only one (drop one of the two)")
+    pool = args.pool or ("unconstrained" if args.unconstrained else "both")
     folder = Path(args.classifier) if args.classifier else MODEL_DIR
     if not (folder / CLASSIFIER_FILE).is_file():
         raise TaskError(f"--classifier {str(folder)!r} is not an INLI classifier (no "
                         f"{CLASSIFIER_FILE}); train one with `dpc inli train --out DIR`")
-    rule = ChoiceRule(sources=SOURCES if args.pool == "both" else (args.pool,),
+    rule = ChoiceRule(sources=SOURCES if pool == "both" else (pool,),
                       edit_penalty=args.edit_penalty)
     rule.check()
     return rule, str(folder.resolve())
@@ -369,7 +374,10 @@ def variants_command(args: argparse.Namespace) -> int:
                           "implied_entailment": args.implied.strip(),
                           **{v.label: v.text for v in variants},
                           "satisfied": {v.label: v.satisfied for v in variants},
-                          "constrained": not args.unconstrained}, ensure_ascii=False))
+                          "constrained": not args.unconstrained,
+                          **({"label_probability": {v.label: v.label_probability
+                                                    for v in variants}}
+                             if args.rerank == "classifier" else {})}, ensure_ascii=False))
     else:
         for v in variants:
             print(f"{v.label:<20} {v.text}")

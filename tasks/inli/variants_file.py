@@ -54,17 +54,26 @@ class VariantRun:
     ban_copy: bool = True
     num_beams: int = 4
     max_new_tokens: int = 40
-    rerank: str = "label"
-    #: ``rerank="classifier"``: the INLI classifier folder and the rule it chooses by
+    rerank: str = "classifier"
+    #: ``rerank="classifier"``: the INLI classifier folder (``None``: the bundled one) and the
+    #: rule it chooses by (``None``: :class:`~tasks.inli.hypotheses.ChoiceRule`'s defaults)
     classifier: str | None = None
     choice: ChoiceRule | None = None
+
+    def __post_init__(self) -> None:
+        if self.rerank == "classifier":
+            from tasks.inli.classifier import MODEL_DIR
+
+            object.__setattr__(self, "classifier",
+                               str(Path(self.classifier or MODEL_DIR).resolve()))
+            object.__setattr__(self, "choice", self.choice or ChoiceRule())
 
     def signature(self, items: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
         """What the parts of this run depend on, for :func:`dpc_spark.claim_parts`."""
         verifier = ({"classifier": {"name": self.classifier,
                                     "files": file_digest(self.classifier)},
                      "choice": asdict(self.choice or ChoiceRule())}
-                    if self.rerank == "classifier" and self.classifier else {})
+                    if self.rerank == "classifier" else {})
         return {"generator": {"name": self.generator, "files": file_digest(self.generator)},
                 "labels": list(self.labels), "constrained": self.constrained,
                 "ban_negation": self.ban_negation, "ban_copy": self.ban_copy,
@@ -108,7 +117,10 @@ class VariantRun:
             records.append({"position": at + i, "index": key, "premise": premise,
                             "implied_entailment": implied, **{v.label: v.text for v in vs},
                             "satisfied": {v.label: v.satisfied for v in vs},
-                            "constrained": self.constrained})
+                            "constrained": self.constrained,
+                            **({"label_probability": {v.label: v.label_probability
+                                                      for v in vs}}
+                               if self.rerank == "classifier" else {})})
         return records
 
 

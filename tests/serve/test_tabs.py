@@ -52,8 +52,17 @@ def test_inli_variants_come_with_the_classifiers_label(service: Service, inli_ta
     assert calls == [1], "the generator loads once, at the first request"
     # what `dpc inli variants` and `dpc inli predict` give for the same input
     direct = tiny_variant_generator.generate([PREMISE] * 2, [IMPLIED] * 2, labels, num_beams=2,
-                                             max_new_tokens=6, rerank="label")
+                                             max_new_tokens=6, rerank="classifier",
+                                             classifier=tiny_classifier)
     probs = tiny_classifier.probabilities([PREMISE] * 2, [v.text for v in direct])
+    assert [v["label_probability"] for v in answer["variants"]] == [
+        v.label_probability for v in direct]
+    # the label rerank, asked for, is what `dpc inli variants --rerank label` gives
+    by_label = tab.answer(service, InliRequest(PREMISE, IMPLIED, labels, num_beams=2,
+                                               max_new_tokens=6, rerank="label"))
+    assert [v["text"] for v in by_label["variants"]] == [v.text for v in (
+        tiny_variant_generator.generate([PREMISE] * 2, [IMPLIED] * 2, labels, num_beams=2,
+                                        max_new_tokens=6, rerank="label"))]
     assert [v["label"] for v in answer["variants"]] == labels
     assert [v["text"] for v in answer["variants"]] == [v.text for v in direct]
     assert answer == again

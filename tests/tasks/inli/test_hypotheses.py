@@ -141,22 +141,28 @@ def test_choose_variant_filters_then_ranks_by_the_classifier_less_the_edit_penal
              "Tom hates the red house and every single thing about the whole long street it "
              "is on in this old town today."]
     probs = [0.99, 0.95, 0.9, 0.5, 0.6]
-    free = ChoiceRule(edit_penalty=0.0)
+    free = ChoiceRule(edit_penalty=0.0, require_keep=True)
+    banded = ChoiceRule(edit_penalty=0.1, edit_band=2.0, require_keep=True)
     # contradiction: the copy and the negated one are out, the one that keeps nothing too
     assert choose_variant("contradiction", implied, texts, probs, free) == 4
     # at 0.1 a word beyond 7 +- 2, the long edit (18 words) costs 0.9 and the short one (1
     # word) 0.4: log 0.6 - 0.9 < log 0.5 - 0.4
     assert [word_edit_distance(t, implied) for t in texts[3:]] == [1, 18]
-    assert choose_variant("contradiction", implied, texts, probs) == 3
-    assert ChoiceRule().penalty(18, "contradiction") == pytest.approx(0.9)
-    assert ChoiceRule().penalty(1, "contradiction") == pytest.approx(0.4)
-    assert ChoiceRule(edit_band=0).penalty(EDIT_TARGETS["neutral"], "neutral") == 0
+    assert choose_variant("contradiction", implied, texts, probs, banded) == 3
+    assert banded.penalty(18, "contradiction") == pytest.approx(0.9)
+    assert banded.penalty(1, "contradiction") == pytest.approx(0.4)
+    assert banded.penalty(EDIT_TARGETS["neutral"] + 2, "neutral") == 0
+    # the default: no band, 0.05 a word from the target, no keep filter
+    assert ChoiceRule().penalty(18, "contradiction") == pytest.approx(0.55)
+    assert choose_variant("contradiction", implied, texts, probs) == 2
     # without require_keep the one that keeps nothing may win; neutrals may be negated
-    assert choose_variant("contradiction", implied, texts, probs,
-                          ChoiceRule(edit_penalty=0, require_keep=False)) == 2
     assert choose_variant("neutral", implied, texts, probs, free) == 1
     # ban_copy=False: the copy is a candidate like the others
     assert choose_variant("neutral", implied, texts, probs, free, ban_copy=False) == 0
+    # "doesnt" is negation too
+    assert choose_variant("contradiction", implied, ["Tom doesnt like the red house.",
+                                                     "Tom hates the red house."],
+                          [0.9, 0.1], free) == 1
     # a filter nothing passes is not applied: the best remaining one is chosen
     assert choose_variant("contradiction", implied, texts[:2], [0.2, 0.3], free) == 1
     assert choose_variant("contradiction", implied, texts[1:2], [0.3], free) == 0
@@ -276,6 +282,8 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
                      model, "--max-new-tokens", "6", "--num-beams", "2"]) == 0
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(lines) == 3 and {"explicit_entailment", "neutral", "contradiction"} <= set(lines[0])
+    # the default rerank is the bundled classifier's: each variant has its probability
+    assert all(0 < p <= 1 for x in lines for p in x["label_probability"].values())
     # an INLI CSV that `dpc inli train` reads: the input's rows, the variants in their columns
     table = tmp_path / "variants.csv"
     assert cli.main(["inli", "variants", "--file", str(src), "--out", str(table), "--generator",
@@ -296,7 +304,15 @@ def test_cli(generator: Path, tmp_path: Path, capsys) -> None:
             (["--file", str(src), "--out", str(tmp_path / "few.csv"), "--labels", "neutral"],
              "--labels must be"),
             (["--premise", "p", "--implied", "h", "--generator", str(tmp_path)],
-             "variant_generator.json")):
+             "variant_generator.json"),
+            (["--premise", "p", "--implied", "h", "--rerank", "label", "--pool", "both"],
+             "only apply with --rerank classifier"),
+            (["--premise", "p", "--implied", "h", "--classifier", str(tmp_path)],
+             "is not an INLI classifier"),
+            (["--premise", "p", "--implied", "h", "--unconstrained", "--pool", "both"],
+             "--unconstrained with --pool both"),
+            (["--premise", "p", "--implied", "h", "--edit-penalty", "-1"],
+             "edit_penalty (=-1.0)")):
         assert cli.main(["inli", "variants", *argv]) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and word in err[0], (argv, err)
