@@ -21,14 +21,22 @@ leaning on "not". Constrained decoding also bans the implied entailment itself a
 (:func:`copy_ban`): a variant is an *edit*, and a word-for-word copy (which the classifier, rightly,
 calls an implied entailment) cannot be written; a one-word edit still can.
 
-Choosing among the beams (``rerank="label"``, ``--rerank label``, the default): the beam's best
-output is the likeliest text *for the prompt*, and a near-copy of the implied entailment is
-likely under every label's prompt. With the label rerank the search returns all its beams and
-the generator itself reads each one under the three label prompts; the output kept is the one
-whose label the generator is surest of, ``log p(text | label) - log sum_l p(text | l)`` (Bayes'
-rule with equal priors; :func:`label_log_posteriors`), among the outputs that meet the
-constraints when any does.
-No classifier is involved: the classifier that judges agreement is not the one that chooses.
+Choosing among the beams (``rerank=``, :data:`RERANKS`). The beam's best output
+(``"none"``) is the likeliest text *for the prompt*, and a near-copy of the implied entailment
+is likely under every label's prompt.
+
+- ``"label"`` (the default of :meth:`VariantGenerator.generate`, which has no classifier): the
+  search returns all its beams and the generator itself reads each one under the three label
+  prompts; the output kept is the one whose label the generator is surest of,
+  ``log p(text | label) - log sum_l p(text | l)`` (Bayes' rule with equal priors;
+  :func:`label_log_posteriors`), among the outputs that meet the constraints when any does.
+- ``"classifier"`` (the default of ``dpc inli variants`` and of the serve tab; ``classifier=``
+  an :class:`~tasks.inli.classifier.InliClassifier`): generate, then verify. The outputs of the
+  searches a :class:`ChoiceRule` names (by default the constrained one and an unconstrained one)
+  are the candidates, and :func:`choose_variant` keeps the one the classifier gives the label
+  most probability, less a penalty on edits far from the label's typical size
+  (:data:`EDIT_TARGETS`), after dropping copies and negated contradictions. Chosen on val
+  premises 200-299, confirmed on 300-399 (benchmarks/inli/RESULTS.md).
 
 Devices (:mod:`dpc_device`): :func:`train_generator` trains on ``device=`` under autocast in
 ``dtype=`` (training rules: weights float32, default bfloat16 on CUDA, float32 on the CPU);
