@@ -250,9 +250,10 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
                    help="(--rerank classifier) which searches' outputs are candidates "
                    "(default: both; unconstrained with --unconstrained)")
     p.add_argument("--edit-penalty", type=float, default=ChoiceRule.edit_penalty,
-                   help="(--rerank classifier) log-probability taken off per word the edit to "
-                   "the implied entailment lies more than 2 words from the label's typical "
-                   "edit (default: %(default)s)")
+                   help="(--rerank classifier) log-probability taken off per word that the "
+                   "edit to the implied entailment lies from the label's typical edit (train's "
+                   "median: 10 words explicit, 8 neutral, 7 contradiction; default: "
+                   "%(default)s)")
     p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--json", action="store_true", help="print JSON lines")
     p.add_argument("--train", default=None, metavar="CSV",

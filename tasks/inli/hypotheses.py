@@ -424,19 +424,22 @@ class VariantGenerator:
         entailment's people and one of its key nouns are kept, a word-for-word copy of it is
         banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
         (:data:`RERANKS`): ``"label"`` (the default) keeps the output whose label the generator
-        is surest of (module notes), ``"none"`` the beam's best output. ``one_sentence``: the
-        variant ends at its first sentence end (:attr:`sentence_ends`; INLI's hypotheses are one
-        sentence, 98.4% of train's; the generator otherwise tends to add a second, or to repeat
-        the first), so the kept people and nouns are in that sentence: the engine forbids the
-        end until every set is met."""
+        is surest of (module notes), ``"none"`` the beam's best output, ``"classifier"`` the
+        candidate of the searches ``choice`` names (:class:`ChoiceRule`; ``constrained`` is then
+        unused) that :func:`choose_variant` keeps by ``classifier``'s probabilities (an
+        :class:`~tasks.inli.classifier.InliClassifier`, or anything with its
+        ``probabilities(premises, hypotheses)``), with its ``label_probability``.
+        ``one_sentence``: the variant ends at its first sentence end (:attr:`sentence_ends`;
+        INLI's hypotheses are one sentence, 98.4% of train's; the generator otherwise tends to
+        add a second, or to repeat the first), so the kept people and nouns are in that
+        sentence: the engine forbids the end until every set is met."""
         if rerank not in RERANKS:
             raise TaskError(f"rerank {rerank!r}: use one of {', '.join(RERANKS)}")
         if rerank == "classifier":
             return self._verified(premises, implied, labels, classifier, choice or ChoiceRule(),
                                   ban_copy=ban_copy, ban_negation=ban_negation,
-                                  num_beams=num_beams,
-                                  max_new_tokens=max_new_tokens, one_sentence=one_sentence,
-                                  batch_size=batch_size)
+                                  num_beams=num_beams, max_new_tokens=max_new_tokens,
+                                  one_sentence=one_sentence, batch_size=batch_size)
         pools = self.candidates(premises, implied, labels, constrained=constrained,
                                 ban_negation=ban_negation, ban_copy=ban_copy,
                                 num_beams=num_beams, max_new_tokens=max_new_tokens,
@@ -462,8 +465,8 @@ class VariantGenerator:
 
     def _verified(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str],
                   classifier: Any, rule: ChoiceRule, *, ban_copy: bool, ban_negation: bool,
-                  num_beams: int,
-                  max_new_tokens: int, one_sentence: bool, batch_size: int) -> list[Variant]:
+                  num_beams: int, max_new_tokens: int, one_sentence: bool,
+                  batch_size: int) -> list[Variant]:
         """``rerank="classifier"``: the candidates of ``rule.sources`` chosen by ``rule``
         (:class:`ChoiceRule`) with ``classifier``'s probabilities."""
         if classifier is None or not hasattr(classifier, "probabilities"):
@@ -501,9 +504,9 @@ def choose_variant(label: str, implied: str, texts: Sequence[str],
                    ban_copy: bool = True, ban_negation: bool = True) -> int:
     """The index of the ``label`` variant of ``implied`` that ``rule`` (:class:`ChoiceRule`)
     chooses among ``texts``, each with the classifier's probability of ``label``: not a copy
-    of ``implied`` (``ban_copy``), not negated for a contradiction (``ban_negation``), keeping the people and a
-    key noun when ``rule.require_keep`` (each filter only when something passes it), then the
-    highest log-probability less the edit penalty (ties: the first).
+    of ``implied`` (``ban_copy``), not negated for a contradiction (``ban_negation``), keeping
+    the people and a key noun when ``rule.require_keep`` (each filter only when something
+    passes it), then the highest log-probability less the edit penalty (ties: the first).
 
     >>> choose_variant("contradiction", "Tom likes the red house.",
     ...                ["Tom does not like the red house.", "Tom hates the red house.",
