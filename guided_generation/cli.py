@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import nullcontext
@@ -410,7 +411,8 @@ def _parts_folder(args: argparse.Namespace, results: ResultsFile, inputs: int,
 def _generate_spark(args: argparse.Namespace, items: list[GenerateItem], options: GuidedOptions,
                     results: ResultsFile, skip: int) -> None:
     """``--spark``: decode the inputs not in ``--out`` yet in committed partitions, then write
-    ``--out`` whole (its rows so far, then the parts' in input order) and rename it in place."""
+    ``--out`` whole (its rows so far, then the parts' in input order), rename it in place and
+    remove the parts folder."""
     from functools import partial
 
     from dpc_spark import partition_ranges, read_parts, run_partitions, spark_session
@@ -437,9 +439,10 @@ def _generate_spark(args: argparse.Namespace, items: list[GenerateItem], options
         for row in read_parts(parts, range(first, len(ranges))):
             if row["index"] >= skip:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    shutil.rmtree(parts, ignore_errors=True)  # OUT holds every row now, as swag's and inli's
     print(f"note: {summary['computed']} of {summary['partitions']} partitions decoded, "
-          f"{summary['skipped']} were done; {results.path} holds all {len(items)} results "
-          f"({parts} can be removed)", file=sys.stderr)
+          f"{summary['skipped']} were done; {results.path} holds all {len(items)} results",
+          file=sys.stderr)
 
 
 def _print_table(result: GuidedResult, elapsed: float, rerank: str = "nll") -> None:

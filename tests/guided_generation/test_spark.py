@@ -42,7 +42,8 @@ def local_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def test_spark_writes_the_local_file_and_resumes_without_redoing_parts(
-        spark: Any, local_out: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+        spark: Any, local_out: tuple[Path, Path], tmp_path: Path, capsys,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     inputs, local = local_out
     out = tmp_path / "out.jsonl"
     argv = ["generate", "--input-file", str(inputs), "--out", str(out), "--spark", "local[2]",
@@ -51,17 +52,30 @@ def test_spark_writes_the_local_file_and_resumes_without_redoing_parts(
     assert "3 of 3 partitions decoded" in capsys.readouterr().err
     assert rows(out) == rows(local)  # the header (the run) and every record, in input order
     assert len(rows(out)) == 5
-    # a killed job: the final file and one part gone; the others are not decoded again
     parts = out.with_name("out.jsonl.parts")
-    out.unlink()
-    part_path(parts, 1).unlink()
-    kept = {n: part_path(parts, n).stat().st_mtime_ns for n in (0, 2)}
+    assert not parts.exists()  # removed once --out holds every row
+    import dpc_spark
+
+    def killed(*_: Any) -> Any:
+        raise KeyboardInterrupt
+
+    def kill_before_the_file_is_written() -> None:
+        """A job killed after its partitions were committed, before --out was written."""
+        out.unlink()
+        with monkeypatch.context() as patch:
+            patch.setattr(dpc_spark, "read_parts", killed)
+            assert cli.main(argv) == 130
+        assert "3 partitions" not in capsys.readouterr().err and not out.exists()
+        assert parts.is_dir()
+
+    kill_before_the_file_is_written()
+    part_path(parts, 1).unlink()  # and one part lost: the others are not decoded again
     assert cli.main(argv[:-len(FAST) - 2] + FAST) == 0  # --partitions left out: the recorded 3
     assert "1 of 3 partitions decoded, 2 were done" in capsys.readouterr().err
-    assert {n: part_path(parts, n).stat().st_mtime_ns for n in (0, 2)} == kept
-    assert rows(out) == rows(local)
+    assert rows(out) == rows(local) and not parts.exists()
     # another --partitions for the same parts is refused, naming both
-    out.unlink()
+    kill_before_the_file_is_written()
+    out.unlink(missing_ok=True)
     assert cli.main(argv[:-len(FAST) - 1] + ["2", *FAST]) == 2
     assert "--partitions is 2 here and 3 in" in capsys.readouterr().err
 
