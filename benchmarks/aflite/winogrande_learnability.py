@@ -11,6 +11,11 @@ Both measures use the same held-out split of ``train_l``: the problems of 500 tw
     python benchmarks/aflite/winogrande_learnability.py zero-shot --model smollm2-135m
         a pretrained causal LM, no training: the option whose sentence continues more likely
         (log p(rest | start + option), "partial scoring", Trinh & Le 2018)
+    python benchmarks/aflite/winogrande_learnability.py probe --model smollm2-135m --pairs 1500
+        AFLite's measures on a pretrained LM's embeddings, no training: each problem's two
+        substituted sentences, mean-pooled last hidden states, option1 minus option2 (as
+        `dpc aflite` embeds a problem), on the problems of N random twin pairs (seed 1): the
+        twin-grouped 5-fold linear probe and PC1 KL of tasks.aflite.measures
 """
 
 from __future__ import annotations
@@ -87,6 +92,39 @@ def zero_shot(args: argparse.Namespace) -> None:
           f"({time.monotonic() - start:.0f} s)")
 
 
+def probe(args: argparse.Namespace) -> None:
+    import numpy as np
+    import torch
+
+    from tasks.aflite.measures import pc1_kl, probe_accuracy
+    from train.models import load_pretrained
+
+    items = read_winogrande(DATA)
+    groups = sorted({it.qid.rsplit("-", 1)[0] for it in items})
+    random.Random(1).shuffle(groups)
+    chosen = set(groups[:args.pairs])
+    items = [it for it in items if it.qid.rsplit("-", 1)[0] in chosen]
+    loaded = load_pretrained(args.model, progress=False)
+    model, tokenizer = loaded.model.eval(), loaded.tokenizer
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    start = time.monotonic()
+    sentences = [it.sentence.replace("_", o) for it in items for o in (it.option1, it.option2)]
+    pooled = []
+    with torch.no_grad():
+        for k in range(0, len(sentences), 32):
+            batch = tokenizer(sentences[k:k + 32], return_tensors="pt", padding=True)
+            hidden = model(**batch, output_hidden_states=True).hidden_states[-1]
+            mask = batch["attention_mask"].unsqueeze(-1).float()
+            pooled.append(((hidden * mask).sum(1) / mask.sum(1)).float().numpy())
+    e = np.concatenate(pooled).reshape(len(items), 2, -1)
+    x, y = e[:, 0] - e[:, 1], np.array([it.answer - 1 for it in items])
+    twins = [it.qid.rsplit("-", 1)[0] for it in items]
+    print(f"{args.model}: {len(items)} problems, probe {probe_accuracy(x, y, groups=twins):.3f}, "
+          f"PC1 KL {pc1_kl(x, y):.4f}, chance {max(y.mean(), 1 - y.mean()):.3f} "
+          f"({time.monotonic() - start:.0f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
@@ -96,8 +134,11 @@ def main() -> None:
     f.add_argument("--epochs", type=float, default=3)
     z = sub.add_parser("zero-shot")
     z.add_argument("--model", default="smollm2-135m")
+    q = sub.add_parser("probe")
+    q.add_argument("--model", default="smollm2-135m")
+    q.add_argument("--pairs", type=int, default=1500)
     args = parser.parse_args()
-    {"finetune": finetune, "zero-shot": zero_shot}[args.step](args)
+    {"finetune": finetune, "zero-shot": zero_shot, "probe": probe}[args.step](args)
 
 
 if __name__ == "__main__":
