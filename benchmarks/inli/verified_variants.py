@@ -44,7 +44,6 @@ from tasks.inli.hypotheses import (
     ChoiceRule,
     VariantGenerator,
     choose_variant,
-    copy_ban,
     keep_constraints,
     label_log_posteriors,
     negated,
@@ -135,8 +134,7 @@ def score(args: argparse.Namespace) -> None:
                        **{f"p_{n}": float(p[k, li]) for n, p in probs.items()},
                        **{f"pred_{n}": INLI_LABELS[int(p[k].argmax())] for n, p in probs.items()},
                        "gen_post": posterior[k], "edit": word_edit_distance(text, implied),
-                       "keeps": satisfied(text, keep_constraints(implied).sets()),
-                       "copy": copy_ban(text).lower() == copy_ban(implied).lower()})
+                       "keeps": satisfied(text, keep_constraints(implied).sets())})
     (run / "scored.json").write_text(json.dumps(scored))
     print(f"{len(scored)} texts scored by {', '.join(classifiers)} and the generator")
 

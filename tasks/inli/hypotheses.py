@@ -402,17 +402,14 @@ class VariantGenerator:
             batch_size=batch_size, generation_config=None, logits_processor=self._processors())
         pools = []
         for set_, out in zip(sets, outs):
-            ranked = sorted(range(len(out)), key=lambda j: (
-                (not out[j].finished) + 2 * (bool(set_) and not out[j].satisfied), j))
+            built = [Candidate(_variant_text(o, self.sentence_ends),
+                               o.satisfied if set_ else None, constrained, float(o.score),
+                               bool(o.finished)) for o in out]
             pool: dict[str, Candidate] = {}
-            for j in ranked:
-                text = _variant_text(out[j], self.sentence_ends)
-                if text and text not in pool:
-                    pool[text] = Candidate(text, out[j].satisfied if set_ else None, constrained,
-                                           float(out[j].score), bool(out[j].finished))
-            pools.append(list(pool.values()) or [Candidate(
-                _variant_text(out[0], self.sentence_ends), out[0].satisfied if set_ else None,
-                constrained, float(out[0].score), bool(out[0].finished))])
+            for c in sorted(built, key=_rank):  # stable: the beam's order within a rank
+                if c.text and c.text not in pool:
+                    pool[c.text] = c
+            pools.append(list(pool.values()) or built[:1])
         return pools
 
     def generate(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str], *,
