@@ -11,12 +11,12 @@ goes through :func:`~tasks.swag.ending_model.normalise_ending`, and an ending cu
 **The committee.** No committee is bundled: ``dpc swag filter`` trains one per AF iteration
 and saves none. ``dpc serve --swag-committee DIR`` names a pool folder of ``dpc swag
 oversample`` (filtered by ``dpc swag filter`` or not): at the first request the server fits a
-committee of all four members (MLP on LM features, bag of words, CNN, BiLSTM) on that pool's
-4-way questions (:func:`tasks.swag.adversarial_filter.fitted_committee`: the negatives AF chose,
-or AF's first random draw), once, and scores each sampled ending with it
+committee of all four members (MLP on LM features, bag of words, CNN, BiLSTM) and their joint
+ensemble on that pool's 4-way questions (:func:`tasks.swag.adversarial_filter.fitted_committee`:
+the final negatives AF chose, or a random draw), once, and scores each sampled ending with it
 (:meth:`~tasks.swag.committee.EndingTable.featurise` reads a new ending with the pool's
-vocabularies). A score is a member's logit that the ending is the real one; ``ensemble`` is
-their sum, the rule AF uses. Without ``--swag-committee`` the endings come with the ending
+vocabularies). A score is a member's logit that the ending is the real one; ``ensemble`` is the
+joint model's over the members' features, the rule AF uses. Without ``--swag-committee`` the endings come with the ending
 model's log-probabilities only, and the tab and the answer's ``committee`` say so.
 
 >>> SwagRequest("A man is sitting on a roof. he", endings=3).endings
@@ -146,7 +146,7 @@ class SwagTab(TaskTab):
         "committee"}``: ``scores`` maps each committee member and ``ensemble`` to its logit
         (``None`` without a committee), the endings sorted by ``ensemble``, highest (the one
         the committee takes likeliest for the real ending) first; ``committee`` says what
-        scored them (``{"folder", "contexts", "k", "filtered", "members"}``) or, as a string,
+        scored them (``{"folder", "contexts", "choices", "filtered", "members", "ensemble"}``) or, as a string,
         why nothing did."""
 
         def work() -> dict[str, Any]:
@@ -263,7 +263,8 @@ def endings_html(response: dict[str, Any]) -> str:
     with a committee, each member's score and the ensemble's.
 
     >>> page = endings_html({"input": "He sits.", "dropped": 0, "committee": {"folder": "p",
-    ...     "contexts": 9, "k": 3, "filtered": True, "members": ["mlp"]},
+    ...     "contexts": 9, "choices": 4, "filtered": True, "members": ["mlp"],
+    ...     "ensemble": "joint"},
     ...     "endings": [{"text": "he <b>", "log_prob": -3.0, "tokens": 3,
     ...                  "scores": {"mlp": 0.5, "ensemble": 0.5}}]})
     >>> "he &lt;b&gt;" in page and 'data-ensemble="0.5"' in page
@@ -283,10 +284,12 @@ def endings_html(response: dict[str, Any]) -> str:
                     f'<td class="dpc-output">{html.escape(ending["text"])}</td>'
                     f'<td class="dpc-score">{ending["log_prob"]:.2f}</td>{cells}</tr>')
     if isinstance(about, dict) and "contexts" in about:
-        kind = "AF's chosen negatives" if about["filtered"] else "AF's first random negatives"
+        kind = "AF's chosen negatives" if about["filtered"] else "random pool negatives"
+        rule = ("one model over the members' features" if about.get("ensemble") == "joint"
+                else "their sum")
         note = (f'committee: {", ".join(about["members"])}, fitted on {about["contexts"]} '
-                f'{about["k"] + 1}-way questions of {html.escape(about["folder"])} ({kind}); '
-                "score = logit that the ending is the real one, ensemble = their sum")
+                f'{about["choices"]}-way questions of {html.escape(about["folder"])} ({kind}); '
+                f"score = logit that the ending is the real one, ensemble = {rule}")
     elif isinstance(about, dict):
         note = "committee: no ending to score"
     else:

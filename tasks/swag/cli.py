@@ -4,11 +4,13 @@
     Fine-tune the ending model on the gold endings of a HellaSwag file (:mod:`.ending_model`).
 ``dpc swag oversample CONTEXTS.jsonl --out DIR [--per-context N] [--constrain-context] [--model PATH]``
     Sample N distinct endings per context into ``DIR/pool.jsonl`` (:mod:`.oversample`).
-``dpc swag filter DIR --out FILE.jsonl|FILE.csv [--k 3] [--iterations I]``
-    Adversarial Filtering over the pool; writes HellaSwag-format JSON lines (or, for ``--out``
-    ending in ``.csv``, the official SWAG CSV, whose rows all have k + 1 endings: a context
-    whose pool had fewer than k endings is left out of it, and counted on stderr),
-    ``DIR/report.json`` and the AF curve ``DIR/af_curve.png`` (:mod:`.adversarial_filter`).
+``dpc swag filter DIR --out FILE.jsonl|FILE.csv [--k 9] [--choices 4] [--iterations I]``
+    Adversarial Filtering over the pool (restatements of the gold dropped first, k negatives
+    per context while filtering, then the choices - 1 hardest); writes HellaSwag-format JSON
+    lines (or, for ``--out`` ending in ``.csv``, the official SWAG CSV, whose rows all have
+    ``choices`` endings: a context whose pool had fewer is left out of it, and counted on
+    stderr), ``DIR/report.json`` and the AF curve ``DIR/af_curve.png``
+    (:mod:`.adversarial_filter`).
 
 A data or contexts file whose name ends in ``.csv`` is read as the official SWAG CSV
 (:func:`tasks.datasets.read_swag_csv`), any other as HellaSwag/SWAG JSON lines
@@ -19,7 +21,7 @@ All three resume an interrupted run when started again with the same ``--out``/`
 All three take ``--device`` and ``--dtype`` (:mod:`dpc_device`), checked before anything is read:
 ``train-endings`` trains under autocast (training rules: weights float32, default bfloat16 on
 CUDA, float32 on the CPU); ``oversample`` casts the ending model's weights (default float32);
-``filter`` trains the committee's CNN and BiLSTM under autocast (its MLP and bag-of-words
+``filter`` trains the committee's CNN, BiLSTM and joint ensemble under autocast (its MLP and bag-of-words
 members are scikit-learn, always on the CPU).
 """
 
@@ -42,6 +44,7 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dpc swag`` and its commands (their defaults are the options dataclasses'; the
     modules holding them import no torch)."""
     from tasks.swag.adversarial_filter import FilterOptions
+    from tasks.swag.committee import ENSEMBLES
     from tasks.swag.oversample import OversampleOptions
 
     od, fd = OversampleOptions(), FilterOptions()
@@ -101,19 +104,39 @@ def add_swag_parser(sub: Any) -> argparse.ArgumentParser:
     f.add_argument("--out", required=True,
                    help="file to write: HellaSwag-format JSON lines, or the official SWAG CSV "
                    "(sent1, sent2, ending0..3, label) when the name ends in .csv")
-    f.add_argument("--k", type=int, default=fd.k, help=f"negatives per context (default {fd.k})")
-    f.add_argument("--iterations", type=int, default=fd.iterations, help="maximum AF iterations")
+    f.add_argument("--k", type=int, default=fd.k,
+                   help=f"negatives per context while filtering (default {fd.k}, as SWAG)")
+    f.add_argument("--choices", type=int, default=fd.choices,
+                   help="endings per question in the written set: the gold and the choices - 1 "
+                        "negatives (of the k) a cross-fitted committee scores highest "
+                        f"(default {fd.choices})")
+    f.add_argument("--max-replaced", type=int, default=fd.max_replaced,
+                   help="at most this many negatives of a context replaced per iteration, the "
+                        f"easiest first (default {fd.max_replaced}, as SWAG; 0: no limit)")
+    f.add_argument("--ensemble", choices=ENSEMBLES, default=fd.ensemble,
+                   help="how the committee answers as one: joint (one model trained over the "
+                        "members' features, as SWAG) or sum (of the members' logits) "
+                        f"(default {fd.ensemble})")
+    f.add_argument("--max-gold-similarity", type=float, default=fd.max_gold_similarity,
+                   help="drop pool endings whose all-MiniLM-L6-v2 cosine similarity to the gold "
+                        "ending reaches this (restatements of the gold; default "
+                        f"{fd.max_gold_similarity}, chosen on a hand-checked sample)")
+    f.add_argument("--keep-restatements", action="store_true",
+                   help="keep every pool ending, restatements of the gold included")
+    f.add_argument("--iterations", type=int, default=fd.iterations,
+                   help=f"maximum AF iterations, the cheap ones included (default {fd.iterations})")
     f.add_argument("--cheap-iterations", type=int, default=fd.cheap_iterations,
-                   help="first iterations with the MLP and bag-of-words members only")
+                   help="first iterations with the MLP on LM features alone, as SWAG (ended "
+                        f"early when they converge; default {fd.cheap_iterations})")
     f.add_argument("--stop-at-chance", action=argparse.BooleanOptionalAction,
                    default=fd.stop_at_chance,
                    help="also stop once the whole committee's held-out accuracy has been at or "
-                        "below chance (1/(k+1)) for 2 iterations in a row (default: yes; not in "
+                        "below chance (1/(k+1)) for 2 full-committee iterations in a row (default: yes; not in "
                         "the paper, whose rules alone are --no-stop-at-chance)")
     f.add_argument("--seed", type=int, default=fd.seed)
     f.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     add_device_arguments(f, training=True, dtype_help=(
-        "precision of the committee's CNN and BiLSTM (torch.autocast, weights float32; the MLP "
+        "precision of the committee's CNN, BiLSTM and joint ensemble (torch.autocast, weights float32; the MLP "
         "and bag-of-words members are scikit-learn, on the CPU); default: bfloat16 on CUDA, "
         "float32 on the CPU; float16 is refused (it needs loss scaling)"))
     f.set_defaults(func=filter_command,
@@ -221,15 +244,18 @@ def filter_command(args: argparse.Namespace) -> int:
 
         device = check_arguments(args, training=True)
         check_output_file(args.out, "--out", overwrite=args.overwrite)
-        options = FilterOptions(k=args.k, iterations=args.iterations,
-                                cheap_iterations=args.cheap_iterations,
-                                stop_at_chance=args.stop_at_chance, seed=args.seed)
+        options = FilterOptions(
+            k=args.k, iterations=args.iterations, cheap_iterations=args.cheap_iterations,
+            max_replaced=args.max_replaced or None, choices=args.choices,
+            ensemble=args.ensemble,
+            max_gold_similarity=None if args.keep_restatements else args.max_gold_similarity,
+            stop_at_chance=args.stop_at_chance, seed=args.seed)
         report = adversarial_filter(args.folder, options, device=device, dtype=args.dtype)
         items = filtered_items(args.folder, seed=args.seed)
         short = []
-        if _is_csv(args.out):  # a CSV row has k + 1 ending columns: the short contexts stay out
-            short = [it for it in items if len(it.endings) != args.k + 1]
-            items = [it for it in items if len(it.endings) == args.k + 1]
+        if _is_csv(args.out):  # a CSV row has `choices` ending columns: short contexts stay out
+            short = [it for it in items if len(it.endings) != args.choices]
+            items = [it for it in items if len(it.endings) == args.choices]
             write_swag_csv(items, args.out, overwrite=args.overwrite)
         else:
             write_multiple_choice(items, args.out, overwrite=args.overwrite)
@@ -244,13 +270,17 @@ def filter_command(args: argparse.Namespace) -> int:
     if report["no_sampled_ending"]:
         print(f"{len(report['no_sampled_ending'])} context(s) have no sampled ending: left out",
               file=sys.stderr)
+    if report.get("restatements_dropped"):
+        print(f"{report['restatements_dropped']} pool ending(s) restating their gold dropped "
+              f"(similarity >= {options.max_gold_similarity})", file=sys.stderr)
     if short:
-        print(f"{len(short)} context(s) with fewer than {args.k + 1} endings left out of the CSV "
+        print(f"{len(short)} context(s) with fewer than {args.choices} endings left out of the CSV "
               "(its rows all have the same ending columns; a .jsonl --out keeps them)",
               file=sys.stderr)
     print(f"contexts: {len(items)} written to {args.out}; AF curve: {png}")
     print(f"iterations: {len(rows)} ({report['stopped']})")
     print("ensemble held-out accuracy: iteration 0 "
-          f"{rows[0]['accuracy']['ensemble']:.3f}, last {rows[-1]['accuracy']['ensemble']:.3f}; "
-          f"fresh committee on the result: {report['final']['accuracy']}")
+          f"{rows[0]['accuracy']['ensemble']:.3f}, last {rows[-1]['accuracy']['ensemble']:.3f} "
+          f"({args.k + 1}-way); fresh committee on the {args.choices}-way result: "
+          f"{report['final']['accuracy']}")
     return 0

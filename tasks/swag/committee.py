@@ -8,15 +8,22 @@
   as its spaCy part-of-speech tag (torch).
 
 Every model scores one ending at a time (a logit: high = looks like the real ending) and is trained
-on 4-way questions: the scikit-learn models as binary gold/other classifiers, the torch models with
-a softmax over each question's endings (cross-entropy, :class:`torch.optim.Adam`). A question's
-answer is the ending with the highest score.
+on questions of a gold ending and its negatives: the scikit-learn models as binary gold/other
+classifiers, the torch models with a softmax over each question's endings (cross-entropy,
+:class:`torch.optim.Adam`). A question's answer is the ending with the highest score.
 
-**Ensemble rule**: the sum of the models' logits. Within one question that is the product of the
-models' softmax distributions (a product of experts: log-softmax differs from the logit by a
-constant per question), each model's logit being its own fitted log-odds; it needs no weights fitted
-on held-out data (the held-out 20% is what AF filters), and one confident model can overrule the
-others, which is what adversarial filtering has to defeat.
+**Ensemble rules** (``Committee(ensemble=...)``):
+
+* ``"joint"`` (the default, SWAG's): one more torch model over the members' *features*, trained
+  jointly with a softmax over each question's endings: the standardised LM features through a
+  32-unit layer, the n-grams through a 32-dimensional bag of embeddings (``EmbeddingBag``, the
+  bag-of-words model's input), the CNN's and the BiLSTM's max-pooled features, concatenated and
+  scored by an MLP (64 hidden units). It can learn what the members' features say *together*
+  (a likely ending that is also short, say), which no sum of separate scores can.
+* ``"sum"``: the sum of the members' logits. Within one question that is the product of the
+  members' softmax distributions (a product of experts), with no weights to fit on held-out data.
+
+The members are trained either way, so the AF curve still shows each one's accuracy.
 
 The features of every ending are computed once (:class:`EndingTable`); a model is then a function
 of row indices, so AF retrains on new negatives without re-tokenising anything.
@@ -48,13 +55,15 @@ from tasks.errors import TaskError
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CHEAP_MODELS", "MODELS", "Committee", "EndingTable", "EndingVocabulary", "pos_tags",
+__all__ = ["CHEAP_MODELS", "ENSEMBLES", "MODELS", "Committee", "EndingTable", "EndingVocabulary", "pos_tags",
            "words"]
 
 #: Committee members, cheapest first.
 MODELS = ("mlp", "bow", "cnn", "lstm")
-#: The members the first AF iterations may use alone.
-CHEAP_MODELS = ("mlp", "bow")
+#: The members of AF's cheap first phase: the MLP on LM features alone, as in SWAG.
+CHEAP_MODELS = ("mlp",)
+#: How the committee answers as one (:class:`Committee`).
+ENSEMBLES = ("joint", "sum")
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]")
 MAX_WORDS = 40
 
@@ -222,48 +231,51 @@ class _SklearnMember:
 
 
 class _TorchMember:
-    """A neural scorer of one ending, trained with a softmax over each question's endings."""
+    """A neural scorer of one ending, trained with a softmax over each question's endings: the
+    CNN, the BiLSTM, or (``name="joint"``) the jointly trained ensemble over the features of the
+    members named in ``parts`` (module notes)."""
 
     def __init__(self, name: str, seed: int, epochs: int = 4, dim: int = 64, *,
-                 device: str | torch.device | None = None,
+                 parts: Sequence[str] = (), device: str | torch.device | None = None,
                  dtype: str | torch.dtype | None = None) -> None:
         self.name = name
         self.seed = seed
         self.epochs = epochs
         self.dim = dim
+        self.parts = tuple(parts) if name == "joint" else (name,)
         self.device = device
         self.dtype = dtype
         self.net: Any = None
+        self.lm_mean = np.zeros(5)
+        self.lm_scale = np.ones(5)
 
     def _precision(self) -> tuple[torch.device, torch.dtype]:
         """Where the net runs and its autocast dtype (:mod:`dpc_device`, training rules)."""
         return resolve_training(self.device, self.dtype)
 
-    def _build(self, vocab: int) -> Any:
+    def _build(self, table: EndingTable) -> Any:
         import torch
         from torch import nn
 
         dim = self.dim
 
-        class Cnn(nn.Module):
-            def __init__(self) -> None:
+        class CnnFeatures(nn.Module):
+            def __init__(self, vocab: int) -> None:
                 super().__init__()
                 self.embed = nn.Embedding(vocab, dim, padding_idx=0)
                 self.convs = nn.ModuleList(nn.Conv1d(dim, dim, w, padding=w - 1)
                                            for w in (2, 3, 4))
-                self.out = nn.Linear(3 * dim, 1)
 
             def forward(self, ids: torch.Tensor) -> torch.Tensor:  # ids: (n, L)
                 x = self.embed(ids).transpose(1, 2)  # (n, dim, L)
                 pooled = [torch.relu(c(x)).amax(-1) for c in self.convs]  # 3 x (n, dim)
-                return self.out(torch.cat(pooled, -1)).squeeze(-1)  # (n,)
+                return torch.cat(pooled, -1)  # (n, 3 dim)
 
-        class BiLstm(nn.Module):
-            def __init__(self) -> None:
+        class LstmFeatures(nn.Module):
+            def __init__(self, vocab: int) -> None:
                 super().__init__()
                 self.embed = nn.Embedding(vocab, dim, padding_idx=0)
                 self.lstm = nn.LSTM(dim, dim, batch_first=True, bidirectional=True)
-                self.out = nn.Linear(2 * dim, 1)
 
             def forward(self, ids: torch.Tensor) -> torch.Tensor:  # ids: (n, L)
                 x = self.embed(ids)  # (n, L, dim)
@@ -272,14 +284,78 @@ class _TorchMember:
                 with torch.autocast(device_type=ids.device.type, enabled=False):
                     h, _ = self.lstm(x.float())  # (n, L, 2 dim)
                 h = h.masked_fill((ids == 0).unsqueeze(-1), -1e4)
-                return self.out(h.amax(1)).squeeze(-1)  # (n,)
+                return h.amax(1)  # (n, 2 dim)
 
-        return Cnn() if self.name == "cnn" else BiLstm()
+        class Single(nn.Module):
+            """The CNN or the BiLSTM: its features and a linear score."""
 
-    def _ids(self, table: EndingTable) -> tuple[np.ndarray, int]:
+            def __init__(self, features: nn.Module, width: int, key: str) -> None:
+                super().__init__()
+                self.features = features
+                self.out = nn.Linear(width, 1)
+                self.key = key
+
+            def forward(self, x: dict[str, Any]) -> torch.Tensor:
+                return self.out(self.features(x[self.key])).squeeze(-1)  # (n,)
+
+        class Joint(nn.Module):
+            """Every part's features concatenated, one MLP over them."""
+
+            def __init__(self, parts: tuple[str, ...]) -> None:
+                super().__init__()
+                self.parts = parts
+                width = 0
+                if "mlp" in parts:
+                    self.lm = nn.Sequential(nn.Linear(5, 32), nn.ReLU())
+                    width += 32
+                if "bow" in parts:
+                    self.bow = nn.EmbeddingBag(max(table.bow.shape[1], 1), 32, mode="sum")
+                    width += 32
+                if "cnn" in parts:
+                    self.cnn = CnnFeatures(table.word_vocab)
+                    width += 3 * dim
+                if "lstm" in parts:
+                    self.lstm = LstmFeatures(table.pos_vocab)
+                    width += 2 * dim
+                self.out = nn.Sequential(nn.Dropout(0.1), nn.Linear(width, 64), nn.ReLU(),
+                                         nn.Linear(64, 1))
+
+            def forward(self, x: dict[str, Any]) -> torch.Tensor:
+                feats = []
+                if "mlp" in self.parts:
+                    feats.append(self.lm(x["lm"]))
+                if "bow" in self.parts:
+                    feats.append(self.bow(*x["bow"]))
+                if "cnn" in self.parts:
+                    feats.append(self.cnn(x["words"]))
+                if "lstm" in self.parts:
+                    feats.append(self.lstm(x["pos"]))
+                return self.out(torch.cat(feats, -1)).squeeze(-1)  # (n,)
+
         if self.name == "cnn":
-            return table.word_ids, table.word_vocab
-        return table.pos_ids, table.pos_vocab
+            return Single(CnnFeatures(table.word_vocab), 3 * dim, "words")
+        if self.name == "lstm":
+            return Single(LstmFeatures(table.pos_vocab), 2 * dim, "pos")
+        return Joint(self.parts)
+
+    def _inputs(self, table: EndingTable, rows: np.ndarray,
+                where: torch.device) -> dict[str, Any]:
+        """The tensors of ``rows`` that this net's parts read."""
+        import torch
+
+        x: dict[str, Any] = {}
+        if "cnn" in self.parts:
+            x["words"] = torch.from_numpy(_trim(table.word_ids[rows])).to(where)  # (n, L)
+        if "lstm" in self.parts:
+            x["pos"] = torch.from_numpy(_trim(table.pos_ids[rows])).to(where)  # (n, L)
+        if "mlp" in self.parts:
+            lm = (table.lm[rows] - self.lm_mean) / self.lm_scale
+            x["lm"] = torch.from_numpy(lm.astype(np.float32)).to(where)  # (n, 5)
+        if "bow" in self.parts:
+            m = table.bow[rows]  # CSR: each row's n-gram ids, all counts 1 (binary)
+            x["bow"] = (torch.from_numpy(m.indices.astype(np.int64)).to(where),
+                        torch.from_numpy(m.indptr[:-1].astype(np.int64)).to(where))
+        return x
 
     def fit(self, table: EndingTable, questions: np.ndarray, batch: int = 32) -> None:
         import torch
@@ -287,9 +363,11 @@ class _TorchMember:
         from train.loop import LoopOptions, run_loop
 
         where, precision = self._precision()
-        ids, vocab = self._ids(table)
+        rows_all = questions.reshape(-1)
+        self.lm_mean = table.lm[rows_all].mean(0)
+        self.lm_scale = np.where(table.lm[rows_all].std(0) > 0, table.lm[rows_all].std(0), 1.0)
         torch.manual_seed(self.seed)
-        self.net = self._build(vocab).to(where)
+        self.net = self._build(table).to(where)
         optimizer = torch.optim.Adam(self.net.parameters(), lr=2e-3)
         rng = np.random.default_rng(self.seed)
         n, k = questions.shape
@@ -304,7 +382,7 @@ class _TorchMember:
             if at == 0:  # a new epoch: a new order
                 order = rng.permutation(n)
             q = questions[order[at : at + batch]]  # (b, k)
-            x = torch.from_numpy(_trim(ids[q.reshape(-1)])).to(where)  # (b k, L)
+            x = self._inputs(table, q.reshape(-1), where)  # b k rows
             with autocast(where, precision):
                 logits = self.net(x).view(len(q), k)  # (b, k)
                 return torch.nn.functional.cross_entropy(logits, target[: len(q)])
@@ -317,13 +395,11 @@ class _TorchMember:
     def scores(self, table: EndingTable, rows: np.ndarray) -> np.ndarray:
         import torch
 
-
         where, precision = self._precision()
-        ids, _ = self._ids(table)
         out = []
         with torch.no_grad(), autocast(where, precision):
             for at in range(0, len(rows), 1024):
-                x = torch.from_numpy(_trim(ids[rows[at : at + 1024]])).to(where)  # (n, L)
+                x = self._inputs(table, rows[at : at + 1024], where)
                 out.append(self.net(x).float().cpu().numpy())  # (n,)
         return np.concatenate(out) if out else np.zeros(0)
 
@@ -331,35 +407,48 @@ class _TorchMember:
 class Committee:
     """The members named in ``members`` (of :data:`MODELS`), trained on questions whose first
     column is the gold ending's row of an :class:`EndingTable`; the torch members on ``device``
-    under autocast in ``dtype`` (module notes; default the CPU in float32)."""
+    under autocast in ``dtype`` (module notes; default the CPU in float32).
+
+    ``ensemble`` (of :data:`ENSEMBLES`) is how the committee answers as one: ``"joint"``, one
+    model trained over the concatenated features of the members (SWAG's rule; trained beside the
+    members, which still score on their own), or ``"sum"``, the sum of the members' logits."""
 
     def __init__(self, members: Sequence[str] = MODELS, seed: int = 0, *,
-                 device: str | torch.device | None = None,
+                 ensemble: str = "joint", device: str | torch.device | None = None,
                  dtype: str | torch.dtype | None = None) -> None:
         unknown = [m for m in members if m not in MODELS]
         if unknown or not members:
             raise TaskError(f"committee members {list(members)!r}: each must be one of "
                             f"{', '.join(MODELS)}")
+        if ensemble not in ENSEMBLES:
+            raise TaskError(f"ensemble {ensemble!r} is not one of {', '.join(ENSEMBLES)}")
+        self.ensemble = ensemble
         self.members: dict[str, Any] = {
             m: _SklearnMember(m, seed) if m in ("mlp", "bow")
             else _TorchMember(m, seed, device=device, dtype=dtype)
             for m in members}
+        self.joint = (_TorchMember("joint", seed, parts=list(members), device=device,
+                                   dtype=dtype) if ensemble == "joint" else None)
 
     def fit(self, table: EndingTable, questions: np.ndarray) -> Committee:
-        """Train every member on ``questions`` ((n, k) rows, gold first)."""
+        """Train every member (and the joint ensemble) on ``questions`` ((n, k) rows, gold
+        first)."""
         for member in self.members.values():
             member.fit(table, questions)
+        if self.joint is not None:
+            self.joint.fit(table, questions)
         return self
 
     def scores(self, table: EndingTable, rows: np.ndarray) -> dict[str, np.ndarray]:
-        """Each member's logit of each row, and their sum under ``"ensemble"``."""
+        """Each member's logit of each row, and the ensemble's under ``"ensemble"``."""
         out = {name: m.scores(table, rows) for name, m in self.members.items()}
-        out["ensemble"] = np.sum(list(out.values()), axis=0)
+        out["ensemble"] = (self.joint.scores(table, rows) if self.joint is not None
+                           else np.sum(list(out.values()), axis=0))
         return out
 
     def accuracy(self, table: EndingTable, questions: np.ndarray) -> dict[str, float]:
-        """4-way accuracy (gold in column 0 scored highest; ties count as wrong) per member and
-        for the ensemble."""
+        """Accuracy of choosing among each question's endings (gold in column 0 scored
+        highest; ties count as wrong) per member and for the ensemble."""
         scores = self.scores(table, questions.reshape(-1))
         return {name: float(_correct(s.reshape(questions.shape)).mean())
                 for name, s in scores.items()}

@@ -49,11 +49,39 @@ def test_torch_members_on_a_device_under_autocast(member):
     assert scores.dtype == np.float32 and half.accuracy(table, q[60:])[member] > 0.9
 
 
-def test_ensemble_is_the_sum_of_logits():
+def test_the_sum_rule_is_the_sum_of_logits():
     table, q = _table(40, np.random.default_rng(1))
-    committee = Committee(["mlp", "bow"], seed=0).fit(table, q[:30])
+    committee = Committee(["mlp", "bow"], seed=0, ensemble="sum").fit(table, q[:30])
     s = committee.scores(table, q[30:].reshape(-1))
     assert np.allclose(s["ensemble"], s["mlp"] + s["bow"])
+
+
+def test_the_joint_ensemble_learns_what_the_features_say_together():
+    """The gold is likely *and* says 'now', or unlikely *and* says 'indeed'; a negative has the
+    other two combinations. Neither the likelihood nor the words alone tell them apart, so
+    neither member, nor the sum of their logits, beats chance (1/4); one model over both
+    features does."""
+    rng = np.random.default_rng(2)
+    texts, lps = [], []
+    for _ in range(400):
+        for j in range(4):
+            likely = bool(rng.integers(2))
+            word = ("now" if likely else "indeed") if j == 0 else ("indeed" if likely else "now")
+            texts.append(f"he walks {word} .")
+            lps.append((-8.0 if likely else -30.0) + rng.normal())
+    tags = [[(w, "X") for w in t.split()] for t in texts]
+    table = EndingTable.build(texts, lps, [5] * len(texts), [8] * len(texts), tags)
+    q = np.arange(len(texts)).reshape(-1, 4)
+    joint = Committee(["mlp", "bow"], seed=0).fit(table, q[:320]).accuracy(table, q[320:])
+    summed = Committee(["mlp", "bow"], seed=0, ensemble="sum").fit(table, q[:320]) \
+        .accuracy(table, q[320:])
+    assert joint["ensemble"] > 0.9, joint
+    assert max(summed.values()) < 0.5, summed
+
+
+def test_unknown_ensemble_rules_fail():
+    with pytest.raises(TaskError, match="vote"):
+        Committee(["mlp"], ensemble="vote")
 
 
 def test_ties_count_as_wrong_and_unknown_members_fail():
