@@ -1,29 +1,47 @@
 """Does AF make the questions harder for a model outside the committee?
 
 A MiniLM multiple-choice cross-encoder (:func:`train.cross_encoder.train_multiple_choice`) is
-fine-tuned and tested on the same contexts (80/20 split by a CRC32 of ``ind``) with three sets of
-negatives: (i) the AF-filtered ones, (ii) 3 random endings of the same pool, (iii) HellaSwag's own
-three wrong endings. Every ending (gold included) is the ending model's tokenizer round trip
-(:func:`tasks.swag.ending_model.normalise_ending`), so the three differ only in their negatives.
-Lower held-out accuracy = harder.
+fine-tuned and tested on the same contexts with three sets of 3 negatives: (i) the AF-filtered
+ones (``dpc swag filter``'s output), (ii) 3 random endings of the same pool — the pool AF drew
+from, restatements of the gold dropped as AF dropped them (its ``af_state.json`` settings) —
+and (iii) HellaSwag's own three wrong endings. Every ending (gold included) is the ending model's
+tokenizer round trip (:func:`tasks.swag.ending_model.normalise_ending`), so the three differ only
+in their negatives. Lower held-out accuracy = harder.
+
+Each seed ``s`` draws its own 80/20 split of the contexts (CRC32 of ``"s:ind"``), its own random
+negatives and its own training order; within a seed the three sets share the split, so their
+differences are paired. The output gives each set's accuracy per seed, mean ± std over seeds,
+and the paired differences AF − random and AF − HellaSwag.
+
+With ``DPC_OUTSIDE_SETS=hellaswag`` (a comma-separated subset of af, random, hellaswag) only those
+sets are measured, on the contexts of the oversampled pool split (``--split pool`` of ``dpc swag
+oversample``, the first ``DPC_OUTSIDE_CONTEXTS`` of them): the HellaSwag set needs no pool, so it
+can run while the pool is sampled; a later run with all three sets resumes the same OUT.json and
+checks that its contexts are the same.
 
 Usage: python benchmarks/swag/outside_model.py POOL_DIR FILTERED.jsonl HELLASWAG.jsonl MODEL
-       [EPOCHS] [MAX_MINUTES]
+       [EPOCHS] [MAX_MINUTES] [SEEDS] [OUT.json]
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import zlib
+from pathlib import Path
 
 import numpy as np
 
+from dpc_files import read_json, write_json
 from tasks.datasets import read_multiple_choice
 from tasks.swag.ending_model import load_ending_model, normalise_ending
 from tasks.swag.oversample import read_pool
+from tasks.swag.restatements import drop_restatements, pool_similarities
 from train.cross_encoder import CrossEncoderOptions, train_multiple_choice
+
+SETS = ("af", "random", "hellaswag")
 
 
 def _accuracy(model, contexts, choices, labels) -> float:
@@ -31,38 +49,91 @@ def _accuracy(model, contexts, choices, labels) -> float:
     return float((np.asarray(scores).argmax(1) == np.asarray(labels)).mean())
 
 
-def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float = 1.0,
-         minutes: float = 4.0) -> None:
+def _usable(pool_dir: str) -> dict[str, object]:
+    """The pool AF drew from: restatements dropped by the run's own threshold."""
+    pool = read_pool(pool_dir)
+    threshold = read_json(Path(pool_dir) / "af_state.json")["settings"].get("max_gold_similarity")
+    if threshold is not None:
+        pool, _ = drop_restatements(pool, pool_similarities(pool_dir, pool), threshold)
+    return {str(e.ind): e for e in pool if len(e.endings) >= 3}
+
+
+def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float = 3.0,
+         minutes: float = 10.0, seeds: int = 3, out: str | None = None) -> None:
+    from tasks.swag.ending_model import context_split
+
     tok = load_ending_model(model_path)[1]
-    pool = {str(e.ind): e for e in read_pool(pool_dir) if len(e.endings) >= 3}
-    af = {str(it.ind): it for it in read_multiple_choice(filtered) if len(it.endings) == 4}
+    wanted = tuple(os.environ.get("DPC_OUTSIDE_SETS", ",".join(SETS)).split(","))
     source = {str(it.ind): it for it in read_multiple_choice(data)}
-    inds = sorted(set(pool) & set(af))
-    rng = np.random.default_rng(0)
-    sets: dict[str, list[tuple[str, list[str], int]]] = {"af": [], "random": [], "hellaswag": []}
-    for ind in inds:
-        e, item, src = pool[ind], af[ind], source[ind]
-        sets["af"].append((e.ctx, list(item.endings), item.label))
-        negatives = [e.endings[j] for j in rng.choice(len(e.endings), 3, replace=False)]
-        sets["random"].append((e.ctx, *_shuffled([e.gold, *negatives], rng)))
-        own = normalise_ending(tok, list(src.endings))
-        sets["hellaswag"].append((e.ctx, own, src.label))
-    test = [zlib.crc32(ind.encode()) % 5 == 0 for ind in inds]
-    results = {"contexts": len(inds), "test": int(sum(test)), "epochs": epochs}
-    for name, rows in sets.items():
-        train = [r for r, t in zip(rows, test) if not t]
-        held = [r for r, t in zip(rows, test) if t]
-        options = CrossEncoderOptions(epochs=epochs, batch_size=16, lr=3e-5, max_length=96,
-                                      max_minutes=minutes, seed=0, progress=False)
-        start = time.perf_counter()
-        model = train_multiple_choice([r[0] for r in train], [r[1] for r in train],
-                                      [r[2] for r in train], options)
-        accuracy = _accuracy(model, [r[0] for r in held], [r[1] for r in held],
-                             [r[2] for r in held])
-        results[name] = {"held_out_accuracy": round(accuracy, 4),
-                         "seconds": round(time.perf_counter() - start, 1)}
-        print(name, results[name], file=sys.stderr, flush=True)
-    print(json.dumps(results, indent=1))
+    if set(wanted) == {"hellaswag"}:
+        limit = int(os.environ.get("DPC_OUTSIDE_CONTEXTS", "1000"))
+        inds = sorted(ind for ind in list(
+            i for i, it in source.items() if context_split(it.ctx) == "pool")[:limit])
+        pool, af = {}, {}
+        ctx = {ind: source[ind].ctx for ind in inds}
+    else:
+        pool = _usable(pool_dir)
+        af = {str(it.ind): it for it in read_multiple_choice(filtered) if len(it.endings) == 4}
+        inds = sorted(set(pool) & set(af))
+        ctx = {ind: pool[ind].ctx for ind in inds}
+    own = {ind: normalise_ending(tok, list(source[ind].endings)) for ind in inds}
+    results: dict[str, object] = {"contexts": len(inds), "epochs": epochs, "seeds": {},
+                                  "inds_crc32": zlib.crc32(json.dumps(inds).encode())}
+    path = Path(out) if out else None
+    if path is not None and path.exists():  # resume: seeds already measured are kept
+        saved = read_json(path)
+        if saved["inds_crc32"] != results["inds_crc32"]:
+            raise SystemExit(f"{out} was measured on other contexts ({saved['contexts']}, "
+                             f"here {len(inds)})")
+        results = saved
+    for seed in range(int(seeds)):
+        if str(seed) in results["seeds"] and len(results["seeds"][str(seed)]) == len(SETS):
+            continue
+        rng = np.random.default_rng(seed)
+        sets: dict[str, list[tuple[str, list[str], int]]] = {name: [] for name in SETS}
+        for ind in inds:
+            if pool:
+                e, item = pool[ind], af[ind]
+                sets["af"].append((e.ctx, list(item.endings), item.label))
+                negatives = [e.endings[j] for j in rng.choice(len(e.endings), 3, replace=False)]
+                sets["random"].append((e.ctx, *_shuffled([e.gold, *negatives], rng)))
+            sets["hellaswag"].append((ctx[ind], own[ind], source[ind].label))
+        test = [zlib.crc32(f"{seed}:{ind}".encode()) % 5 == 0 for ind in inds]
+        record = results["seeds"].setdefault(str(seed), {})
+        for name in SETS:
+            if name in record or name not in wanted:
+                continue
+            rows = sets[name]
+            train = [r for r, t in zip(rows, test) if not t]
+            held = [r for r, t in zip(rows, test) if t]
+            options = CrossEncoderOptions(epochs=epochs, batch_size=16, lr=3e-5, max_length=96,
+                                          max_minutes=minutes, seed=seed, progress=False)
+            start = time.perf_counter()
+            model = train_multiple_choice([r[0] for r in train], [r[1] for r in train],
+                                          [r[2] for r in train], options)
+            accuracy = _accuracy(model, [r[0] for r in held], [r[1] for r in held],
+                                 [r[2] for r in held])
+            record[name] = {"held_out_accuracy": round(accuracy, 4), "test": len(held),
+                            "seconds": round(time.perf_counter() - start, 1)}
+            print(seed, name, record[name], file=sys.stderr, flush=True)
+            if path is not None:
+                write_json(path, results)
+    done = [s for s in results["seeds"].values() if len(s) == len(SETS)]
+    if not done:
+        if path is not None:
+            write_json(path, results)
+        return
+    acc = {name: np.array([s[name]["held_out_accuracy"] for s in done]) for name in SETS}
+    results["summary"] = {
+        **{name: {"mean": round(float(a.mean()), 4), "std": round(float(a.std(ddof=1)), 4)
+                  if len(a) > 1 else None} for name, a in acc.items()},
+        **{f"af_minus_{other}": {"mean": round(float((acc["af"] - acc[other]).mean()), 4),
+                                 "std": round(float((acc["af"] - acc[other]).std(ddof=1)), 4)
+                                 if len(done) > 1 else None}
+           for other in ("random", "hellaswag")}}
+    if path is not None:
+        write_json(path, results)
+    print(json.dumps(results["summary"], indent=1))
 
 
 def _shuffled(endings: list[str], rng: np.random.Generator) -> tuple[list[str], int]:
@@ -71,5 +142,6 @@ def _shuffled(endings: list[str], rng: np.random.Generator) -> tuple[list[str], 
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4],
-         *(float(a) for a in sys.argv[5:7]))
+    args = sys.argv[1:]
+    main(args[0], args[1], args[2], args[3],
+         *(float(a) for a in args[4:6]), *(int(a) for a in args[6:7]), *args[7:8])
