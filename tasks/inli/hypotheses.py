@@ -57,6 +57,7 @@ Neutral:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -206,7 +207,17 @@ def keep_constraints(implied: str, *, max_people: int = 2, max_nouns: int = 4) -
     """Constraint sets that keep ``implied``'s people (capitalised names: each a set of the name,
     so it must appear) and at least one of its key nouns (one set: the singular and plural of
     every common noun, lower-case and capitalised; inflections from lemminflect, as in
-    :func:`cause_effect_graph.word_forms.inflections`)."""
+    :func:`cause_effect_graph.word_forms.inflections`). The parse of a sentence is remembered
+    (the search and the classifier rerank ask for the same sentence's sets several times); each
+    call returns its own lists."""
+    people, nouns = _keep_parts(implied, max_people, max_nouns)
+    return KeepSets([list(p) for p in people], list(nouns))
+
+
+@functools.lru_cache(maxsize=4096)
+def _keep_parts(implied: str, max_people: int, max_nouns: int
+                ) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """:func:`keep_constraints`' people and nouns, as tuples (cached)."""
     from lemminflect import getAllInflections, getAllInflectionsOOV
 
     doc = _nlp()(implied)
@@ -234,7 +245,7 @@ def keep_constraints(implied: str, *, max_people: int = 2, max_nouns: int = 4) -
             for spelled in (form, form[:1].upper() + form[1:]):
                 if spelled not in nouns:
                     nouns.append(spelled)
-    return KeepSets(people, nouns)
+    return tuple(tuple(p) for p in people), tuple(nouns)
 
 
 def satisfied(text: str, sets: Sequence[Sequence[str]]) -> bool:
