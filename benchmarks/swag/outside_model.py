@@ -13,11 +13,10 @@ negatives and its own training order; within a seed the three sets share the spl
 differences are paired. The output gives each set's accuracy per seed, mean ± std over seeds,
 and the paired differences AF − random and AF − HellaSwag.
 
-With ``DPC_OUTSIDE_SETS=hellaswag`` (a comma-separated subset of af, random, hellaswag) only those
-sets are measured, on the contexts of the oversampled pool split (``--split pool`` of ``dpc swag
-oversample``, the first ``DPC_OUTSIDE_CONTEXTS`` of them): the HellaSwag set needs no pool, so it
-can run while the pool is sampled; a later run with all three sets resumes the same OUT.json and
-checks that its contexts are the same.
+With ``DPC_OUTSIDE_SETS=af,random`` (a comma-separated subset of af, random, hellaswag) only
+those sets are measured; a later run with the others resumes the same OUT.json (which checks
+that its contexts are the same). The summary gives each set's mean ± std over the seeds that
+measured it, and each paired difference over the seeds that measured both sets.
 
 Usage: python benchmarks/swag/outside_model.py POOL_DIR FILTERED.jsonl HELLASWAG.jsonl MODEL
        [EPOCHS] [MAX_MINUTES] [SEEDS] [OUT.json]
@@ -60,22 +59,14 @@ def _usable(pool_dir: str) -> dict[str, object]:
 
 def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float = 3.0,
          minutes: float = 10.0, seeds: int = 3, out: str | None = None) -> None:
-    from tasks.swag.ending_model import context_split
-
     tok = load_ending_model(model_path)[1]
     wanted = tuple(os.environ.get("DPC_OUTSIDE_SETS", ",".join(SETS)).split(","))
+    if not wanted or set(wanted) - set(SETS):
+        raise SystemExit(f"DPC_OUTSIDE_SETS={','.join(wanted)}: each must be one of {SETS}")
     source = {str(it.ind): it for it in read_multiple_choice(data)}
-    if set(wanted) == {"hellaswag"}:
-        limit = int(os.environ.get("DPC_OUTSIDE_CONTEXTS", "1000"))
-        inds = sorted(ind for ind in list(
-            i for i, it in source.items() if context_split(it.ctx) == "pool")[:limit])
-        pool, af = {}, {}
-        ctx = {ind: source[ind].ctx for ind in inds}
-    else:
-        pool = _usable(pool_dir)
-        af = {str(it.ind): it for it in read_multiple_choice(filtered) if len(it.endings) == 4}
-        inds = sorted(set(pool) & set(af))
-        ctx = {ind: pool[ind].ctx for ind in inds}
+    pool = _usable(pool_dir)
+    af = {str(it.ind): it for it in read_multiple_choice(filtered) if len(it.endings) == 4}
+    inds = sorted(set(pool) & set(af))
     own = {ind: normalise_ending(tok, list(source[ind].endings)) for ind in inds}
     results: dict[str, object] = {"contexts": len(inds), "epochs": epochs, "seeds": {},
                                   "inds_crc32": zlib.crc32(json.dumps(inds).encode())}
@@ -92,12 +83,11 @@ def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float
         rng = np.random.default_rng(seed)
         sets: dict[str, list[tuple[str, list[str], int]]] = {name: [] for name in SETS}
         for ind in inds:
-            if pool:
-                e, item = pool[ind], af[ind]
-                sets["af"].append((e.ctx, list(item.endings), item.label))
-                negatives = [e.endings[j] for j in rng.choice(len(e.endings), 3, replace=False)]
-                sets["random"].append((e.ctx, *_shuffled([e.gold, *negatives], rng)))
-            sets["hellaswag"].append((ctx[ind], own[ind], source[ind].label))
+            e, item = pool[ind], af[ind]
+            sets["af"].append((e.ctx, list(item.endings), item.label))
+            negatives = [e.endings[j] for j in rng.choice(len(e.endings), 3, replace=False)]
+            sets["random"].append((e.ctx, *_shuffled([e.gold, *negatives], rng)))
+            sets["hellaswag"].append((e.ctx, own[ind], source[ind].label))
         test = [zlib.crc32(f"{seed}:{ind}".encode()) % 5 == 0 for ind in inds]
         record = results["seeds"].setdefault(str(seed), {})
         for name in SETS:
@@ -118,18 +108,19 @@ def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float
             print(seed, name, record[name], file=sys.stderr, flush=True)
             if path is not None:
                 write_json(path, results)
-    done = [s for s in results["seeds"].values() if len(s) == len(SETS)]
-    if not done:
-        if path is not None:
-            write_json(path, results)
-        return
-    acc = {name: np.array([s[name]["held_out_accuracy"] for s in done]) for name in SETS}
+    measured = list(results["seeds"].values())
+
+    def stats(values: list[float]) -> dict[str, object]:
+        a = np.array(values)
+        return {"seeds": len(a), "mean": round(float(a.mean()), 4) if len(a) else None,
+                "std": round(float(a.std(ddof=1)), 4) if len(a) > 1 else None}
+
     results["summary"] = {
-        **{name: {"mean": round(float(a.mean()), 4), "std": round(float(a.std(ddof=1)), 4)
-                  if len(a) > 1 else None} for name, a in acc.items()},
-        **{f"af_minus_{other}": {"mean": round(float((acc["af"] - acc[other]).mean()), 4),
-                                 "std": round(float((acc["af"] - acc[other]).std(ddof=1)), 4)
-                                 if len(done) > 1 else None}
+        **{name: stats([s[name]["held_out_accuracy"] for s in measured if name in s])
+           for name in SETS},
+        **{f"af_minus_{other}": stats([s["af"]["held_out_accuracy"]
+                                       - s[other]["held_out_accuracy"]
+                                       for s in measured if "af" in s and other in s])
            for other in ("random", "hellaswag")}}
     if path is not None:
         write_json(path, results)
