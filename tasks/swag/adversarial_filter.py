@@ -418,13 +418,17 @@ def fitted_committee(folder: str | Path, options: FilterOptions = FilterOptions(
 
 def _written_negatives(state: dict[str, Any] | None, pool_size: np.ndarray,
                        run: FilterOptions, folder: Path) -> list[list[int]]:
-    """Each context's negatives as the written set holds them: AF's final choice (or, for a run
-    stopped before it, its current ``k`` negatives), else a seeded draw of ``choices - 1``."""
+    """Each context's negatives as the written set holds them: AF's final choice, or (before
+    any AF run) a seeded draw of ``choices - 1``. An AF run that has not made its final choice
+    (interrupted) is refused."""
     if state is None:
         rng = np.random.default_rng([run.seed, 0xAF])
         return [rng.choice(m, size=min(run.choices - 1, m), replace=False).tolist()
                 for m in pool_size]
-    negatives = [list(map(int, x)) for x in state.get("final_negatives", state["negatives"])]
+    if "final_negatives" not in state:
+        raise TaskError(f"the AF run in {os.fspath(folder)!r} has not finished (no final choice "
+                        "in af_state.json): run `dpc swag filter` on it again to finish it")
+    negatives = [list(map(int, x)) for x in state["final_negatives"]]
     if len(negatives) != len(pool_size):
         raise TaskError(f"{os.fspath(folder / STATE)!r} does not match the pool (re-run the "
                         "filter)")
