@@ -44,8 +44,8 @@ __all__ = ["ENCODER", "RESTATEMENT_THRESHOLD", "SIMILARITY", "drop_restatements"
 #: The judge's name, as the cache records it.
 ENCODER = "all-MiniLM-L6-v2 (mean pooling, cosine)"
 #: Cosine similarity to the gold ending at and above which a pool ending restates it, chosen on
-#: 55 hand-labelled pool endings (benchmarks/swag/RESULTS.md): about half the restatements lie
-#: above it, at the price of 2% of the pool. Dropping a fine negative costs one of a context's
+#: 55 hand-labelled pool endings (benchmarks/swag/RESULTS.md §8): about 60% of the
+#: restatements lie above it, at the price of 3% of the pool. Dropping a fine negative costs one of a context's
 #: many samples; keeping a restatement costs a question with two right answers, which AF would
 #: prefer; so the threshold leans to recall (precision about 0.3 there).
 RESTATEMENT_THRESHOLD = 0.7
