@@ -61,7 +61,7 @@ def main(pool_dir: str, filtered: str, data: str, model_path: str, epochs: float
          minutes: float = 10.0, seeds: int = 3, out: str | None = None) -> None:
     tok = load_ending_model(model_path)[1]
     wanted = tuple(os.environ.get("DPC_OUTSIDE_SETS", ",".join(SETS)).split(","))
-    if not wanted or set(wanted) - set(SETS):
+    if set(wanted) - set(SETS):
         raise SystemExit(f"DPC_OUTSIDE_SETS={','.join(wanted)}: each must be one of {SETS}")
     source = {str(it.ind): it for it in read_multiple_choice(data)}
     pool = _usable(pool_dir)

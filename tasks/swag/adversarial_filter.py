@@ -378,10 +378,7 @@ def _run_settings(folder: Path, options: FilterOptions) -> tuple[dict[str, Any] 
     if not set(saved) <= known:
         raise TaskError(f"{os.fspath(state_path)!r} holds settings this version does not know "
                         f"({sorted(set(saved) - known)}): re-run the filter")
-    try:
-        return state, FilterOptions(**{**asdict(FilterOptions()), **saved})
-    except TypeError as err:  # pragma: no cover - settings of another version
-        raise TaskError(f"{os.fspath(state_path)!r}: {err}; re-run the filter") from None
+    return state, FilterOptions(**{**asdict(FilterOptions()), **saved})
 
 
 def fitted_committee(folder: str | Path, options: FilterOptions = FilterOptions(), *,

@@ -363,9 +363,10 @@ class _TorchMember:
         from train.loop import LoopOptions, run_loop
 
         where, precision = self._precision()
-        rows_all = questions.reshape(-1)
-        self.lm_mean = table.lm[rows_all].mean(0)
-        self.lm_scale = np.where(table.lm[rows_all].std(0) > 0, table.lm[rows_all].std(0), 1.0)
+        if "mlp" in self.parts:  # the joint model standardises the LM features
+            lm = table.lm[questions.reshape(-1)]  # (rows, 5)
+            self.lm_mean, std = lm.mean(0), lm.std(0)
+            self.lm_scale = np.where(std > 0, std, 1.0)
         torch.manual_seed(self.seed)
         self.net = self._build(table).to(where)
         optimizer = torch.optim.Adam(self.net.parameters(), lr=2e-3)

@@ -56,35 +56,34 @@ SIMILARITY = "gold_similarity.json"
 def gold_similarities(entries: Sequence[PoolEntry], *, batch_size: int = 128,
                       progress: bool = True) -> list[np.ndarray]:
     """Per context, the cosine similarity of each of its pool endings with its gold ending, by
-    all-MiniLM-L6-v2's mean-pooled embeddings (one float32 array a context, in the order of
+    all-MiniLM-L6-v2's mean-pooled unit embeddings (:class:`tasks.copa.plausibility.SentenceEncoder`,
+    the encoder COPA by generation uses; one float32 array a context, in the order of
     ``entry.endings``). Every distinct text is embedded once."""
-    import torch
-
-    from train.cross_encoder import CrossEncoder, load_encoder
-    from train.models import minilm_tokenizer_path
+    from tasks.copa.plausibility import SentenceEncoder
 
     texts = sorted({t for e in entries for t in (e.gold, *e.endings)})
     if not texts:
         return [np.zeros(0, dtype=np.float32) for _ in entries]
-    encoder, tokenizer = load_encoder(minilm_tokenizer_path())
-    torch.manual_seed(0)  # the unused head is drawn at random; the embeddings do not depend on it
-    model = CrossEncoder(encoder, tokenizer, mode="pair", num_labels=1, pooling="mean",
-                         max_length=128)
-    vectors = model.embed(texts, batch_size=batch_size, progress=progress)  # (texts, 384)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    row = {t: i for i, t in enumerate(texts)}
+    encoder = SentenceEncoder(batch_size=batch_size)
+    starts = range(0, len(texts), 1024)
+    if progress:
+        from tqdm import tqdm
+
+        starts = tqdm(starts, desc="gold similarity", unit="chunk", leave=False)
+    for start in starts:  # the encoder keeps what it embedded
+        encoder.encode(texts[start:start + 1024])
     out = []
     for e in entries:
-        gold = vectors[row[e.gold]]
-        out.append(np.array([vectors[row[t]] @ gold for t in e.endings], dtype=np.float32))
+        gold = encoder.encode([e.gold])[0]  # (384,)
+        out.append((encoder.encode(e.endings) @ gold).numpy().astype(np.float32))  # (endings,)
     return out
 
 
 def pool_similarities(folder: str | Path, entries: Sequence[PoolEntry], *,
                       progress: bool = True) -> list[np.ndarray]:
     """:func:`gold_similarities` of a pool folder's ``entries``, read from
-    ``DIR/gold_similarity.json`` where it holds them (same ``ind``, same number of endings),
-    computed and added to it otherwise."""
+    ``DIR/gold_similarity.json`` where it holds them (same ``ind``, same gold and endings: a
+    checksum), computed and added to it otherwise."""
     path = Path(folder) / SIMILARITY
     cache: dict[str, dict[str, Any]] = {}
     if path.exists():
