@@ -8,6 +8,9 @@ does not). ``score`` reads the filled file and gives, for each threshold, the sh
 above it and the precision and recall of "similarity >= threshold" against the hand labels, each
 label weighted by its bin's share of the pool (the sample over-represents the high bins).
 
+CONTEXTS is ``N`` (the pool's first N contexts) or ``A:B`` (contexts A to B - 1), so that a
+second sample for confirming a threshold can come from contexts the first one never saw.
+
 Usage: python benchmarks/swag/restatements.py sample POOL_DIR OUT.jsonl [PER_BIN] [LOW] [CONTEXTS]
        python benchmarks/swag/restatements.py score LABELS.jsonl POOL_DIR [CONTEXTS]
 """
@@ -24,8 +27,13 @@ from tasks.swag.oversample import read_pool
 from tasks.swag.restatements import pool_similarities
 
 
-def _pool(folder: str, contexts: int | None) -> tuple[list, list[np.ndarray]]:
-    entries = [e for e in read_pool(folder) if e.endings][:contexts]
+def _pool(folder: str, contexts: str | None) -> tuple[list, list[np.ndarray]]:
+    """The pool's contexts with endings, ``contexts`` of them: ``N`` (the first N) or
+    ``A:B`` (a slice), and their similarities."""
+    entries = [e for e in read_pool(folder) if e.endings]
+    if contexts:
+        a, _, b = contexts.rpartition(":")
+        entries = entries[int(a) if a else 0:int(b) if b else None]
     return entries, pool_similarities(folder, entries)
 
 
@@ -35,7 +43,7 @@ def _bin(similarity: float, low: float) -> int:
 
 
 def sample(folder: str, out: str, per_bin: int = 12, low: float = 0.5,
-           contexts: int | None = None) -> None:
+           contexts: str | None = None) -> None:
     entries, sims = _pool(folder, contexts)
     rows = [(e, j, float(s[j])) for e, s in zip(entries, sims) for j in range(len(e.endings))]
     rng = np.random.default_rng(0)
@@ -53,7 +61,7 @@ def sample(folder: str, out: str, per_bin: int = 12, low: float = 0.5,
     print(json.dumps({"pool_endings": len(rows), "by_bin": counts, "sampled": len(chosen)}))
 
 
-def score(labels_path: str, folder: str, contexts: int | None = None) -> None:
+def score(labels_path: str, folder: str, contexts: str | None = None) -> None:
     labels = [json.loads(line) for line in Path(labels_path).read_text().splitlines() if line]
     if any(row["restates"] is None for row in labels):
         raise SystemExit(f"{labels_path}: some rows are not labelled yet")
@@ -91,8 +99,8 @@ if __name__ == "__main__":
     command, *rest = sys.argv[1:]
     if command == "sample":
         sample(rest[0], rest[1], *(int(rest[2]) for _ in rest[2:3]),
-               *(float(rest[3]) for _ in rest[3:4]), *(int(rest[4]) for _ in rest[4:5]))
+               *(float(rest[3]) for _ in rest[3:4]), *rest[4:5])
     elif command == "score":
-        score(rest[0], rest[1], *(int(rest[2]) for _ in rest[2:3]))
+        score(rest[0], rest[1], *rest[2:3])
     else:
         raise SystemExit(__doc__)

@@ -47,7 +47,8 @@ ENCODER = "all-MiniLM-L6-v2 (mean pooling, cosine)"
 #: 55 hand-labelled pool endings (benchmarks/swag/RESULTS.md §8): about 60% of the
 #: restatements lie above it, at the price of 3% of the pool. Dropping a fine negative costs one of a context's
 #: many samples; keeping a restatement costs a question with two right answers, which AF would
-#: prefer; so the threshold leans to recall (precision about 0.3 there).
+#: prefer; so the threshold leans to recall (precision about 0.3 there). Confirmed once on 24
+#: fresh WikiHow labels it did not hold (precision 0.05, recall 0.07 there): a weak judge.
 RESTATEMENT_THRESHOLD = 0.7
 #: The cache of a pool folder's similarities.
 SIMILARITY = "gold_similarity.json"
