@@ -169,3 +169,17 @@ def test_bad_settings_name_the_value():
         FilterOptions(ensemble="vote")
     with pytest.raises(TaskError, match="max_gold_similarity"):
         FilterOptions(max_gold_similarity=1.5)
+
+
+def test_an_unfinished_run_is_not_written(tmp_path):
+    """A state without the final choice (a run interrupted before it) is refused, not written
+    as the first 3 of its k negatives."""
+    folder = _pool(tmp_path / "p")
+    adversarial_filter(folder, FilterOptions(**{**CHEAP.__dict__, "iterations": 1}),
+                       progress=False)
+    path = folder / "af_state.json"
+    state = json.loads(path.read_text())
+    del state["final_negatives"]
+    path.write_text(json.dumps(state))
+    with pytest.raises(TaskError, match="has not finished"):
+        filtered_items(folder)
