@@ -10,6 +10,8 @@ classifier is then fine-tuned, per seed, on
 - ``base``: A (its four gold hypotheses a premise),
 - ``generated``: A + B with the generated variants (and B's gold implied entailment),
 - ``gold``: A + B with its gold variants (what human-written ones would give: the ceiling),
+- ``implied``: A + B's gold implied entailments alone (the control: how much of a gain over
+  ``base`` the 300 extra premises and their implied entailments give without any variant),
 
 with the same options and no model selection (fixed epochs, the final weights), and reported on
 all of ``val.csv``: overall and implied-entailment accuracy, mean ± std over seeds. A classifier
@@ -43,7 +45,7 @@ from tasks.datasets import InliRow, read_inli  # noqa: E402
 from tasks.inli.hypotheses import GENERATED_LABELS, RUN_FILE, training_premises  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "inli"
-CONDITIONS = ("base", "generated", "gold")
+CONDITIONS = ("base", "generated", "gold", "implied")
 
 
 def generator_premises(rows: list[InliRow], generator: Path) -> set[str]:
@@ -74,6 +76,22 @@ def generate(args: argparse.Namespace) -> None:
     measure_variants.generate(args, split(args)[1], [args.mode])
 
 
+def training_pairs(args: argparse.Namespace, condition: str
+                   ) -> tuple[int, list[tuple[str, str, int]]]:
+    """``(premises, pairs)`` a ``condition`` trains on; a variant decoded to nothing is left
+    out (not trained on as an empty hypothesis)."""
+    from tasks.datasets import INLI_LABELS
+    from tasks.inli.classifier import examples
+
+    if condition == "implied":
+        a, b = split(args)
+        implied = INLI_LABELS.index("implied_entailment")
+        extra = [(r.premise, r.implied_entailment, implied) for r in b]
+        return len(a) + len(b), [*zip(*examples(a)), *extra]
+    rows = training_rows(args, condition)
+    return len(rows), [x for x in zip(*examples(rows)) if x[1].strip()]
+
+
 def training_rows(args: argparse.Namespace, condition: str) -> list[InliRow]:
     a, b = split(args)
     if condition == "base":
@@ -93,7 +111,7 @@ def train(args: argparse.Namespace) -> None:
     import torch
 
     from tasks.datasets import INLI_LABELS
-    from tasks.inli.classifier import InliClassifier, evaluate, examples
+    from tasks.inli.classifier import InliClassifier, evaluate
     from train.cross_encoder import CrossEncoderOptions, train_pair_classifier
 
     val = read_inli(DATA / "val.csv").rows
@@ -103,9 +121,7 @@ def train(args: argparse.Namespace) -> None:
             result = out / "val.json"
             if result.exists():
                 continue
-            rows = training_rows(args, condition)
-            # a variant decoded to nothing is left out (not trained on as an empty hypothesis)
-            pairs = [x for x in zip(*examples(rows)) if x[1].strip()]
+            n_premises, pairs = training_pairs(args, condition)
             torch.manual_seed(seed)
             options = CrossEncoderOptions(epochs=args.epochs, batch_size=32, lr=5e-5, seed=seed)
             premises, hypotheses, labels = map(list, zip(*pairs))
@@ -114,7 +130,7 @@ def train(args: argparse.Namespace) -> None:
             rep = evaluate(InliClassifier(model, False), val)
             result.write_text(json.dumps({
                 "condition": condition, "seed": seed, "mode": args.mode, "pairs": len(pairs),
-                "premises": len(rows), "overall": rep.overall, "implied": rep.implied,
+                "premises": n_premises, "overall": rep.overall, "implied": rep.implied,
                 "per_label": rep.per_label,
                 "train_minutes": getattr(model, "training_summary", {}).get("train_minutes")},
                 indent=1))
