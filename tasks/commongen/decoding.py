@@ -174,18 +174,19 @@ class SentenceGenerator:
         if not sets:
             return []
         if settings.mode == "plain" or not settings.plain_first:
-            return [self._choose(beams, concepts)
-                    for beams, concepts in zip(self._decode(sets, settings), sets, strict=True)]
+            return self._choose(self._decode(sets, settings), sets)
         plain = replace(settings, mode="plain", plain_first=False)
+        decoded = self._decode(sets, plain)
         chosen: list[Sentence | None] = []
-        for beams, concepts in zip(self._decode(sets, plain), sets, strict=True):
-            fits = uses_every_concept([b.text for b in beams], concepts)
+        for beams, fits in zip(decoded, _fits(decoded, sets), strict=True):
             kept = [replace(b, satisfied=True) for b, fit in zip(beams, fits, strict=True) if fit]
             chosen.append(kept[0] if kept else None)
         rest = [i for i, sentence in enumerate(chosen) if sentence is None]
-        decoded = self._decode([sets[i] for i in rest], settings) if rest else []
-        for i, beams in zip(rest, decoded, strict=True):
-            chosen[i] = self._choose(beams, sets[i])
+        if rest:
+            again = self._choose(self._decode([sets[i] for i in rest], settings),
+                                 [sets[i] for i in rest])
+            for i, sentence in zip(rest, again, strict=True):
+                chosen[i] = sentence
         return [sentence for sentence in chosen if sentence is not None]
 
     def _decode(self, sets: Sequence[ConceptSet], settings: DecodeSettings
@@ -210,13 +211,24 @@ class SentenceGenerator:
                  for o in out] for out in outs]
 
     @staticmethod
-    def _choose(beams: list[Sentence], concepts: ConceptSet) -> Sentence:
-        """The first of ``beams`` that uses every concept in its part of speech (the top one
-        when none does, or when only one beam is read)."""
-        if len(beams) > 1:
-            fits = uses_every_concept([b.text for b in beams], concepts)
-            beams = [b for b, fit in zip(beams, fits, strict=True) if fit] or beams
-        return beams[0]
+    def _choose(decoded: list[list[Sentence]], sets: Sequence[ConceptSet]) -> list[Sentence]:
+        """Per set, the first of its beams that uses every concept in its part of speech (the
+        top one when none does, or when only one beam is read: then nothing is tagged)."""
+        fits = _fits(decoded, sets, tag_single=False)
+        return [next((b for b, fit in zip(beams, ok, strict=True) if fit), beams[0])
+                for beams, ok in zip(decoded, fits, strict=True)]
+
+
+def _fits(decoded: Sequence[Sequence[Sentence]], sets: Sequence[ConceptSet], *,
+          tag_single: bool = True) -> list[list[bool]]:
+    """:func:`uses_every_concept` for every set's beams, the texts of all sets tagged in one
+    ``nlp.pipe`` (spaCy batches them) rather than one call a set; without ``tag_single`` a lone
+    beam is not tagged (``True``: nothing to choose between)."""
+    tagged = [len(beams) > 1 or tag_single for beams in decoded]
+    texts = [b.text for beams, tag in zip(decoded, tagged, strict=True) if tag for b in beams]
+    docs = iter(default_lemmatizer().nlp.pipe(texts))
+    return [[_uses_all(next(docs), concepts) for _ in beams] if tag else [True] * len(beams)
+            for beams, concepts, tag in zip(decoded, sets, tagged, strict=True)]
 
 
 def uses_every_concept(texts: Sequence[str], concepts: ConceptSet,
@@ -235,5 +247,8 @@ def uses_every_concept(texts: Sequence[str], concepts: ConceptSet,
     [True]
     """
     nlp = nlp or default_lemmatizer().nlp
-    return [used_concepts(doc, concepts, forms=True)[1] == len(concepts)
-            for doc in nlp.pipe(texts)]
+    return [_uses_all(doc, concepts) for doc in nlp.pipe(texts)]
+
+
+def _uses_all(doc: Any, concepts: ConceptSet) -> bool:
+    return used_concepts(doc, concepts, forms=True)[1] == len(concepts)

@@ -57,20 +57,21 @@ def test_candidates_keep_the_first_beam_that_uses_every_concept_in_its_part_of_s
     sets = [parse_concept_set("dog_N#frisbee_N#catch_V")]
     settings = DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12,  # all 3 beams read
                               plain_first=False)
-    seen: list[list[str]] = []
+    seen: list[str] = []  # every text tagged, in order
 
-    def second_fits(texts, concepts, nlp=None):
-        seen.append(list(texts))
-        return [False, True, False]
+    def second_fits(doc, concepts):
+        seen.append(doc.text)
+        return len(seen) == 2
 
-    monkeypatch.setattr(decoding, "uses_every_concept", second_fits)
+    monkeypatch.setattr(decoding, "_uses_all", second_fits)
     top = generator.generate(sets, DecodeSettings(mode="dpc", num_beams=3, max_new_tokens=12,
                                                   candidates=1, plain_first=False))
+    assert seen == []  # one beam read: nothing to choose, nothing tagged
     kept = generator.generate(sets, settings)
-    assert len(seen) == 1 and len(seen[0]) == 3 and seen[0][0] == top[0].text
-    assert seen[0][1] != seen[0][0]  # else keeping the second would prove nothing
-    assert kept[0].text == seen[0][1]
-    monkeypatch.setattr(decoding, "uses_every_concept", lambda texts, *a, **k: [False] * len(texts))
+    assert len(seen) == 3 and seen[0] == top[0].text
+    assert seen[1] != seen[0]  # else keeping the second would prove nothing
+    assert kept[0].text == seen[1]
+    monkeypatch.setattr(decoding, "_uses_all", lambda doc, concepts: False)
     assert generator.generate(sets, settings)[0].text == top[0].text  # none fits: the top beam
 
 
@@ -119,6 +120,7 @@ def test_plain_first_constrains_only_the_sets_whose_plain_beams_miss_a_concept(
     settings = DecodeSettings(mode="dpc", num_beams=2, max_new_tokens=12, plain_first=True)
     plain = generator.generate(sets, replace(settings, mode="plain"))
     constrained = generator._decode([sets[0], sets[2]], replace(settings, plain_first=False))
+    plain_beams = generator._decode(sets[1:2], replace(settings, mode="plain"))[0]
     calls: list[list[list[str]] | None] = []
     engine = decoding.dpc_generate
 
@@ -127,17 +129,16 @@ def test_plain_first_constrains_only_the_sets_whose_plain_beams_miss_a_concept(
         return engine(model, tokenizer, prompts, constraints, **kwargs)
 
     # the verifier passes the second set's plain beams only (its last beam), no other beam
-    def second_set_fits(texts, concepts, nlp=None):
-        fits = concepts == sets[1] and calls[-1] is None
-        return [fits and i == len(texts) - 1 for i in range(len(texts))]
+    def second_set_fits(doc, concepts):
+        return concepts == sets[1] and calls[-1] is None and doc.text == plain_beams[-1].text
 
+    assert plain_beams[0].text != plain_beams[-1].text  # else the last beam is not the one kept
     monkeypatch.setattr(decoding, "dpc_generate", spy)
-    monkeypatch.setattr(decoding, "uses_every_concept", second_set_fits)
+    monkeypatch.setattr(decoding, "_uses_all", second_set_fits)
     out = generator.generate(sets, settings)
     assert calls[0] is None and calls[1] == [constraint_sets(sets[0], "dpc"),
                                              constraint_sets(sets[2], "dpc")]
     assert out[1].unconstrained and out[1].satisfied is True
-    plain_beams = generator._decode(sets[1:2], replace(settings, mode="plain"))[0]
     assert out[1].text == plain_beams[-1].text
     # the others are constrained, their top beams kept (the verifier passes none of them)
     assert [o.text for o in (out[0], out[2])] == [beams[0].text for beams in constrained]
@@ -145,7 +146,7 @@ def test_plain_first_constrains_only_the_sets_whose_plain_beams_miss_a_concept(
     assert plain[0].unconstrained and plain[0].satisfied is None
     # every set kept from the plain decode: no constrained decode at all
     calls.clear()
-    monkeypatch.setattr(decoding, "uses_every_concept", lambda texts, *a, **k: [True] * len(texts))
+    monkeypatch.setattr(decoding, "_uses_all", lambda doc, concepts: True)
     assert all(s.unconstrained for s in generator.generate(sets, settings)) and calls == [None]
     with pytest.raises(DpcError, match="plain_first 1"):
         DecodeSettings(plain_first=1)  # type: ignore[arg-type]
