@@ -710,12 +710,15 @@ QUIET = {**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning",
          "TRANSFORMERS_VERBOSITY": "error"}
 
 
-def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 240,
+def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 600,
                    how: int = signal.SIGINT) -> tuple[int, str, str]:
     """Run ``argv`` in its own process group, send SIGINT to the whole group (as Ctrl-C in a
-    terminal does; or ``how``) once ``ready()``; return the exit status, stdout and stderr."""
+    terminal does; or ``how``) once ``ready()``; return the exit status, stdout and stderr.
+    The time limits only guard against a hang: generous, so that a machine busy with other jobs
+    (beside a training job, one resumed run of a CI run took over 300 s) does not fail them."""
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, env=QUIET)
+                            text=True, start_new_session=True, env=QUIET,
+                            preexec_fn=_default_interrupt)
     deadline = time.monotonic() + timeout
     try:
         while not ready():
@@ -727,7 +730,7 @@ def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 
                 pytest.fail(f"{argv} never got ready")
             time.sleep(0.05)
         os.killpg(proc.pid, how)
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -735,7 +738,14 @@ def interrupt_when(argv: list[str], ready: Callable[[], bool], timeout: float = 
     return proc.returncode, out, err
 
 
-def _run_dpc(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def _default_interrupt() -> None:
+    """In the child: SIGINT as a terminal's Ctrl-C finds it. A shell starts a background job
+    (``pytest ... &``) with SIGINT ignored, children inherit that, and Python then installs no
+    KeyboardInterrupt handler: the run would finish instead of stopping."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _run_dpc(*argv: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """Run ``dpc ARGV`` to the end in a fresh interpreter (a resumed or straight run)."""
     return subprocess.run(_dpc(*argv), cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout, env=QUIET, check=False)
@@ -874,7 +884,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path: Path) -> Non
             "--batch-size", "16", "--warmup-steps", "5", "--eval-every", "20",
             "--checkpoint-every", "10", "--dev-examples", "32", "--max-steps", "300",
             "--threads", "1", "--seed", "3", "--no-progress"]
-    straight = _run_dpc(*args, "--out", str(tmp_path / "straight"), timeout=600)
+    straight = _run_dpc(*args, "--out", str(tmp_path / "straight"))
     assert straight.returncode == 0, straight.stderr
     out = tmp_path / "run"
 
@@ -884,7 +894,7 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path: Path) -> Non
     code, _, err = interrupt_when(_dpc(*args, "--out", str(out)), checkpointed)
     assert code == 130, err
     _one_interrupt_line(err, f"kept in {out}/checkpoint/")
-    resumed = _run_dpc(*args, "--out", str(out), timeout=600)
+    resumed = _run_dpc(*args, "--out", str(out))
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["steps"] == json.loads(straight.stdout)["steps"] == 300
     a = load_file(str(tmp_path / "straight" / "checkpoint" / "model.safetensors"))
