@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tasks.inli.classifier import CLASSIFIER_FILE, MODEL_DIR
-from tasks.inli.hypotheses import ADAPTER_FILE, CONFIG_FILE, DEFAULT_GENERATOR
+from tasks.inli.hypotheses import ADAPTER_FILE, CONFIG_FILE, DEFAULT_GENERATOR, RUN_FILE
 from train.cross_encoder import CrossEncoder
 
 
@@ -27,7 +27,8 @@ def main(classifier: str, generator: str | None = None) -> None:
     shutil.copyfile(Path(classifier) / CLASSIFIER_FILE, MODEL_DIR / CLASSIFIER_FILE)
     if generator is not None:
         DEFAULT_GENERATOR.mkdir(parents=True, exist_ok=True)
-        for name in (ADAPTER_FILE, CONFIG_FILE):
+        # the run record says which train premises the generator saw (close_loop.py's split)
+        for name in (ADAPTER_FILE, CONFIG_FILE, RUN_FILE):
             shutil.copyfile(Path(generator) / name, DEFAULT_GENERATOR / name)
     for folder in (MODEL_DIR, DEFAULT_GENERATOR):
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())

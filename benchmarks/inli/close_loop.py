@@ -42,7 +42,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure_variants  # noqa: E402
 
 from tasks.datasets import InliRow, read_inli  # noqa: E402
-from tasks.inli.hypotheses import GENERATED_LABELS, RUN_FILE, training_premises  # noqa: E402
+from tasks.inli.hypotheses import (  # noqa: E402
+    DEFAULT_GENERATOR,
+    GENERATED_LABELS,
+    RUN_FILE,
+    training_premises,
+)
 
 DATA = ROOT.parent / "shared" / "data" / "inli"
 CONDITIONS = ("base", "generated", "gold", "implied")
@@ -171,9 +176,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("stage", choices=("generate", "train", "report"))
     p.add_argument("--run", required=True)
-    p.add_argument("--generator", default=str(ROOT / "runs" / "inli" / "generator2"),
-                   help="a generator's training folder (with generator_run.json; default: the "
-                        "run the bundled generator was copied from)")
+    p.add_argument("--generator", default=str(DEFAULT_GENERATOR),
+                   help="a generator folder with its generator_run.json (default: the bundled "
+                        "generator)")
     p.add_argument("--mode", choices=measure_variants.MODES, default="constrained-rerank")
     p.add_argument("--a", type=int, default=600, help="base premises")
     p.add_argument("--b", type=int, default=300, help="held-back premises")
