@@ -12,6 +12,13 @@ classifier is then fine-tuned, per seed, on
 - ``gold``: A + B with its gold variants (what human-written ones would give: the ceiling),
 - ``implied``: A + B's gold implied entailments alone (the control: how much of a gain over
   ``base`` the 300 extra premises and their implied entailments give without any variant),
+- ``verified``: A + B with variants chosen by ``--rerank classifier`` (the default of ``dpc
+  inli variants``): B's candidates are the two searches' outputs (``pool``), and the judge that
+  chooses among them is *the same seed's base classifier* (trained on A, so it has not read
+  B's gold variants; the bundled classifier has: it trained on all of train). This is
+  self-training: the base run of a seed must exist before its ``verified`` run.
+- ``verified-bundled``: the same with the bundled classifier as the judge: it has read B's gold
+  variants (and is far stronger than a base run), so this is a leaky upper bound, not a result.
 
 with the same options and no model selection (fixed epochs, the final weights), and reported on
 all of ``val.csv``: overall and implied-entailment accuracy, mean ± std over seeds. A classifier
@@ -22,6 +29,9 @@ Every stage is cached in RUN and resumable (rerun the same command):
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py generate --run runs/inli/loop
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py train --run runs/inli/loop
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py pool --run runs/inli/loop
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py train --run runs/inli/loop \
+        --conditions base verified
     .venv/bin/python benchmarks/inli/close_loop.py report --run runs/inli/loop
 """
 
@@ -40,17 +50,23 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure_variants  # noqa: E402
+import verified_variants  # noqa: E402
 
 from tasks.datasets import InliRow, read_inli  # noqa: E402
 from tasks.inli.hypotheses import (  # noqa: E402
     DEFAULT_GENERATOR,
     GENERATED_LABELS,
     RUN_FILE,
+    Candidate,
+    ChoiceRule,
+    choose_variant,
     training_premises,
 )
 
 DATA = ROOT.parent / "shared" / "data" / "inli"
-CONDITIONS = ("base", "generated", "gold", "implied")
+CONDITIONS = ("base", "generated", "gold", "implied", "verified", "verified-bundled")
+#: The run folders whose mode is not ``--mode`` (their variants are chosen by a classifier).
+VERIFIED_MODE = "classifier-rerank"
 
 
 def generator_premises(rows: list[InliRow], generator: Path) -> set[str]:
@@ -81,7 +97,67 @@ def generate(args: argparse.Namespace) -> None:
     measure_variants.generate(args, split(args)[1], [args.mode])
 
 
-def training_pairs(args: argparse.Namespace, condition: str
+def pool(args: argparse.Namespace) -> None:
+    """B's candidates for ``--rerank classifier`` in ``RUN/pool.jsonl`` (cached, resumable)."""
+    verified_variants.write_pool(split(args)[1], Path(args.run) / "pool.jsonl", args.generator,
+                                 args.num_beams)
+
+
+def run_folder(args: argparse.Namespace, condition: str, seed: int) -> Path:
+    mode = VERIFIED_MODE if condition.startswith("verified") else args.mode
+    return Path(args.run) / f"{condition}_{mode}_seed{seed}"
+
+
+def verified(args: argparse.Namespace, seed: int, bundled: bool = False
+             ) -> dict[str, dict[str, str]]:
+    """B's variants chosen by :class:`ChoiceRule` (the defaults) with the probabilities of
+    ``seed``'s base classifier (``bundled``: of the bundled classifier), cached in
+    ``RUN/variants_verified_seed<seed>.jsonl`` (``RUN/variants_verified-bundled.jsonl``)."""
+    from tasks.datasets import INLI_LABELS
+    from tasks.inli.classifier import MODEL_DIR, InliClassifier
+    from train.cross_encoder import CrossEncoder
+
+    path = Path(args.run) / ("variants_verified-bundled.jsonl" if bundled
+                             else f"variants_verified_seed{seed}.jsonl")
+    b = split(args)[1]
+    if path.exists():
+        return {rec["index"]: rec for rec in map(json.loads, path.read_text().splitlines())}
+    pools = {rec["index"]: rec for rec in map(json.loads,
+                                              (Path(args.run) / "pool.jsonl").read_text()
+                                              .splitlines())} \
+        if (Path(args.run) / "pool.jsonl").exists() else {}
+    missing = [r.index for r in b if r.index not in pools]
+    if missing:
+        sys.exit(f"{len(missing)} held-back premises have no candidates yet: run `pool`")
+    judge = MODEL_DIR if bundled else run_folder(args, "base", seed)
+    if not bundled and not (judge / "val.json").exists():
+        sys.exit(f"the judge {judge} is not trained yet: train `base` for seed {seed} first")
+    rule = ChoiceRule()
+    items = []  # (row, label, candidates) with a text both searches wrote counted once
+    for r in b:
+        for label in GENERATED_LABELS:
+            seen: dict[str, Candidate] = {}
+            for source in rule.sources:
+                for c in pools[r.index][label][source]:
+                    seen.setdefault(c["text"], Candidate(**c))
+            items.append((r, label, list(seen.values())))
+    flat = [(r, c) for r, _, cands in items for c in cands]
+    # a close_loop run folder is a bare cross-encoder (train() wraps it the same way)
+    classifier = InliClassifier(CrossEncoder.load(judge), False)
+    probs = classifier.probabilities([r.premise for r, _ in flat], [c.text for _, c in flat],
+                                     progress=True)
+    chosen: dict[str, dict[str, str]] = {}
+    at = 0
+    for r, label, cands in items:
+        mine = [float(p[INLI_LABELS.index(label)]) for p in probs[at:at + len(cands)]]
+        at += len(cands)
+        j = choose_variant(label, r.implied_entailment, [c.text for c in cands], mine, rule)
+        chosen.setdefault(r.index, {"index": r.index})[label] = cands[j].text
+    path.write_text("".join(json.dumps(rec) + "\n" for rec in chosen.values()))
+    return chosen
+
+
+def training_pairs(args: argparse.Namespace, condition: str, seed: int = 0
                    ) -> tuple[int, list[tuple[str, str, int]]]:
     """``(premises, pairs)`` a ``condition`` trains on; a variant decoded to nothing is left
     out (not trained on as an empty hypothesis)."""
@@ -93,18 +169,21 @@ def training_pairs(args: argparse.Namespace, condition: str
         implied = INLI_LABELS.index("implied_entailment")
         extra = [(r.premise, r.implied_entailment, implied) for r in b]
         return len(a) + len(b), [*zip(*examples(a)), *extra]
-    rows = training_rows(args, condition)
+    rows = training_rows(args, condition, seed)
     return len(rows), [x for x in zip(*examples(rows)) if x[1].strip()]
 
 
-def training_rows(args: argparse.Namespace, condition: str) -> list[InliRow]:
+def training_rows(args: argparse.Namespace, condition: str, seed: int = 0) -> list[InliRow]:
     a, b = split(args)
     if condition == "base":
         return a
     if condition == "gold":
         return a + b
-    path = Path(args.run) / f"variants_{args.mode}.jsonl"
-    made = {rec["index"]: rec for rec in map(json.loads, path.read_text().splitlines())}
+    if condition.startswith("verified"):
+        made = verified(args, seed, bundled=condition == "verified-bundled")
+    else:
+        path = Path(args.run) / f"variants_{args.mode}.jsonl"
+        made = {rec["index"]: rec for rec in map(json.loads, path.read_text().splitlines())}
     missing = [r.index for r in b if r.index not in made]
     if missing:
         sys.exit(f"{len(missing)} held-back premises have no variants yet: run `generate`")
@@ -122,11 +201,11 @@ def train(args: argparse.Namespace) -> None:
     val = read_inli(DATA / "val.csv").rows
     for seed in args.seeds:
         for condition in args.conditions:
-            out = Path(args.run) / f"{condition}_{args.mode}_seed{seed}"
+            out = run_folder(args, condition, seed)
             result = out / "val.json"
             if result.exists():
                 continue
-            n_premises, pairs = training_pairs(args, condition)
+            n_premises, pairs = training_pairs(args, condition, seed)
             torch.manual_seed(seed)
             options = CrossEncoderOptions(epochs=args.epochs, batch_size=32, lr=5e-5, seed=seed)
             premises, hypotheses, labels = map(list, zip(*pairs))
@@ -134,7 +213,7 @@ def train(args: argparse.Namespace) -> None:
                                           out=out, label_names=list(INLI_LABELS))
             rep = evaluate(InliClassifier(model, False), val)
             result.write_text(json.dumps({
-                "condition": condition, "seed": seed, "mode": args.mode, "pairs": len(pairs),
+                "condition": condition, "seed": seed, "mode": out.name.split("_")[1], "pairs": len(pairs),
                 "premises": n_premises, "overall": rep.overall, "implied": rep.implied,
                 "per_label": rep.per_label,
                 "train_minutes": getattr(model, "training_summary", {}).get("train_minutes")},
@@ -148,7 +227,8 @@ def report(args: argparse.Namespace) -> None:
     print("| condition | training premises (pairs) | seeds | val overall | val implied |")
     print("|---|---|---|---|---|")
     for condition in CONDITIONS:
-        mine = [r for r in results if r["condition"] == condition and r["mode"] == args.mode]
+        mine = [r for r in results if r["condition"] == condition
+                and r["mode"] in (args.mode, VERIFIED_MODE)]
         if not mine:
             continue
 
@@ -160,7 +240,8 @@ def report(args: argparse.Namespace) -> None:
         print(f"| {condition} | {mine[0]['premises']} ({mine[0]['pairs']}) | "
               f"{', '.join(str(r['seed']) for r in mine)} | {ms('overall')} | {ms('implied')} |")
     print()
-    by = {(r["condition"], r["seed"]): r for r in results if r["mode"] == args.mode}
+    by = {(r["condition"], r["seed"]): r for r in results
+          if r["mode"] in (args.mode, VERIFIED_MODE)}
     for condition in CONDITIONS:
         mine = [r for (c, _), r in sorted(by.items()) if c == condition]
         if not mine:
@@ -172,9 +253,39 @@ def report(args: argparse.Namespace) -> None:
         print(f"{condition}: per-label means {labels}; overall minus the same seed's base {gain}")
 
 
+def agree(args: argparse.Namespace) -> None:
+    """How often the bundled classifier (and each ``--judge``) agrees with the intended label
+    of each variants file of B in RUN, per label: what each judge chose, read by one reader."""
+    from tasks.datasets import INLI_LABELS
+    from tasks.inli.classifier import MODEL_DIR, InliClassifier
+    from train.cross_encoder import CrossEncoder
+
+    b = {r.index: r for r in split(args)[1]}
+    files = {p.stem[len("variants_"):]: p for p in sorted(Path(args.run).glob("variants_*.jsonl"))}
+    readers = {"bundled": MODEL_DIR, **{k: Path(v) for k, v in
+                                        (j.split("=", 1) for j in args.judge)}}
+    print("| variants | reader | " + " | ".join(GENERATED_LABELS) + " |")
+    print("|---|---|" + "---|" * len(GENERATED_LABELS))
+    for name, folder in readers.items():
+        clf = InliClassifier(CrossEncoder.load(folder), False)
+        sets = {"gold": {i: {lab: r.hypothesis(lab) for lab in GENERATED_LABELS}
+                         for i, r in b.items()},
+                **{k: {rec["index"]: rec for rec in map(json.loads, p.read_text().splitlines())}
+                   for k, p in files.items()}}
+        for key, made in sets.items():
+            pairs = [(b[i].premise, made[i][lab], lab) for i in b for lab in GENERATED_LABELS]
+            probs = clf.probabilities([p for p, _, _ in pairs], [h for _, h, _ in pairs])
+            hits = {lab: [] for lab in GENERATED_LABELS}
+            for (_, _, lab), row in zip(pairs, probs):
+                hits[lab].append(INLI_LABELS[int(row.argmax())] == lab)
+            print(f"| {key} | {name} | " + " | ".join(
+                f"{statistics.mean(hits[lab]):.2f}" for lab in GENERATED_LABELS) + " |",
+                flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("stage", choices=("generate", "train", "report"))
+    p.add_argument("stage", choices=("generate", "pool", "train", "report", "agree"))
     p.add_argument("--run", required=True)
     p.add_argument("--generator", default=str(DEFAULT_GENERATOR),
                    help="a generator folder with its generator_run.json (default: the bundled "
@@ -191,8 +302,12 @@ def main() -> None:
     p.add_argument("--max-new-tokens", type=int, default=40)
     p.add_argument("--max-minutes", type=float, default=float("inf"),
                    help="stop generating new chunks after this many minutes")
+    p.add_argument("--judge", action="append", default=[], metavar="NAME=DIR",
+                   help="agree: another classifier that reads the variants")
     args = p.parse_args()
-    {"generate": generate, "train": train, "report": report}[args.stage](args)
+    stages = {"generate": generate, "pool": pool, "train": train, "report": report,
+              "agree": agree}
+    stages[args.stage](args)
 
 
 if __name__ == "__main__":

@@ -74,32 +74,42 @@ def targets(args: argparse.Namespace) -> None:
 
 
 def pool(args: argparse.Namespace) -> None:
-    out = Path(args.run) / "pool.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
     wanted = set(span(args.rows))
     rows = [r for r in read_inli(DATA / "val.csv").rows if str(r.index) in wanted]
+    write_pool(rows, Path(args.run) / "pool.jsonl", args.generator, args.num_beams)
+
+
+def write_pool(rows: list, out: Path, generator: str | Path, num_beams: int = 4,
+               labels: tuple[str, ...] = GENERATED_LABELS) -> None:
+    """Per row of ``rows`` and label of ``labels``, the outputs of the constrained and of the
+    unconstrained search (``num_beams`` each), one JSON line a premise appended to ``out``;
+    the premises already there are skipped (resumable)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
     done = {json.loads(line)["index"] for line in out.read_text().splitlines()} \
         if out.exists() else set()
-    gen = VariantGenerator.load(args.generator)
-    for k in range(0, len(rows), 4):
-        part = [r for r in rows[k:k + 4] if r.index not in done]
-        if not part:
-            continue
+    todo = [r for r in rows if r.index not in done]
+    if not todo:
+        print(f"cached: {len(rows)} premises in {out}")
+        return
+    gen = VariantGenerator.load(generator)
+    for k in range(0, len(todo), 4):
+        part = todo[k:k + 4]
         t = time.monotonic()
-        flat = [(r, label) for r in part for label in GENERATED_LABELS]
+        flat = [(r, label) for r in part for label in labels]
         texts = ([r.premise for r, _ in flat], [r.implied_entailment for r, _ in flat],
                  [label for _, label in flat])
         pools = {source: gen.candidates(*texts, constrained=source == "constrained",
-                                        num_beams=args.num_beams, max_new_tokens=40)
+                                        num_beams=num_beams, max_new_tokens=40)
                  for source in SOURCES}
         with open(out, "a", encoding="utf-8") as handle:
             for i, r in enumerate(part):
                 record = {"index": r.index,
                           "seconds": round((time.monotonic() - t) / len(part), 2)}
-                for j, label in enumerate(GENERATED_LABELS):
-                    record[label] = {s: [asdict(c) for c in pools[s][3 * i + j]] for s in pools}
+                for j, label in enumerate(labels):
+                    record[label] = {s: [asdict(c) for c in pools[s][len(labels) * i + j]]
+                                     for s in pools}
                 handle.write(json.dumps(record) + "\n")
-        print(f"{k + len(part)}/{len(rows)} premises", flush=True)
+        print(f"{len(done) + k + len(part)}/{len(rows)} premises", flush=True)
 
 
 def score(args: argparse.Namespace) -> None:
