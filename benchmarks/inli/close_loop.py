@@ -33,6 +33,7 @@ Every stage is cached in RUN and resumable (rerun the same command):
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/inli/close_loop.py train --run runs/inli/loop \
         --conditions base verified
     .venv/bin/python benchmarks/inli/close_loop.py report --run runs/inli/loop
+    .venv/bin/python benchmarks/inli/close_loop.py agree --run runs/inli/loop [--judge NAME=DIR]
 """
 
 from __future__ import annotations

@@ -3,13 +3,17 @@
 ``--rerank classifier`` chooses among the outputs of two searches, 4 beams each
 (``benchmarks/inli/verified_variants.py``; RESULTS §2): contradictions reach 0.69 / 0.67
 agreement on val 300-399, under the issue's 0.75. Here the pool of one label is widened (more
-beams in both searches), the default :class:`ChoiceRule` chooses as before, and the beam count
-is chosen on half A (val 200-299) by the lowest agreement of a judge that does not rank
-(``full3``), among the counts whose mean edit stays within 2 words of the gold's, then scored
-once on half B (300-399).
+beams in both searches) and the default :class:`ChoiceRule` chooses as before, optionally after
+a *floor* (only the candidates whose search score is within ``--floors`` of the best one's, a
+guard against the garbled low-scoring beams a wider search lets in). The setting is chosen on
+half A (val 200-299) by the agreement of a judge that does not rank (``full3``), among the
+settings whose mean edit stays within 2 words of the gold's and whose picks an outside LM finds
+no less fluent than the 4-beam default's (``fluency``), then scored once on half B (300-399).
 
     python benchmarks/inli/wider_pool.py pool --run RUN --beams 8
     python benchmarks/inli/wider_pool.py score --run RUN --beams 8 --judge full3=DIR
+    python benchmarks/inli/wider_pool.py fluency --run RUN --beams 8 \
+        --recorded benchmarks/inli/verified_variants.json
     python benchmarks/inli/wider_pool.py choose --run RUN --beams 8 --select-by full3 \
         --recorded benchmarks/inli/verified_variants.json
 
@@ -93,10 +97,11 @@ def score(args: argparse.Namespace) -> None:
 
 
 def fluency(args: argparse.Namespace) -> None:
-    """Every candidate text (and the recorded and gold ones) read alone by an LM that is not the
-    generator (Gemma 3 270M): its mean log-probability a token, ``RUN/fluency.json``; the texts
-    are the gold ones and those that a setting of ``choose`` picks. A garbled
-    variant ("... in her school environment, even though.") reads far below a fluent one."""
+    """The texts ``choose`` can pick (every setting's, the recorded ones) and the gold ones,
+    each read alone by an LM that is not the generator (Gemma 3 270M): its mean
+    log-probability a token, in ``RUN/fluency.json``. ``choose`` keeps only the settings no less
+    fluent than the 4-beam default on A. (Measured, it did not separate the garbled picks from
+    fluent ones: the end-of-text token weighs heavily on short sentences; RESULTS §2.)"""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -118,10 +123,13 @@ def fluency(args: argparse.Namespace) -> None:
             texts |= set(measure(scored, rows, args.label, premises, floor, scores)["texts"]
                          .values())
     if args.recorded:
-        rows = json.loads(Path(args.recorded).read_text())["rows"]
-        texts |= {t for key, row in rows.items() if key.startswith("classifier rerank")
+        recorded = json.loads(Path(args.recorded).read_text())["rows"]
+        texts |= {t for key, row in recorded.items() if key.startswith("classifier rerank")
                   for t in row[args.label]["texts"].values()}
     todo = sorted(t for t in texts if t not in done)
+    if not todo:
+        print(f"cached: {len(texts)} texts in {out}")
+        return
     folder = pretrained_folder("gemma3-270m")
     tok = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
