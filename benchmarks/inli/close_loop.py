@@ -104,9 +104,13 @@ def pool(args: argparse.Namespace) -> None:
                                  args.num_beams)
 
 
+def condition_mode(args: argparse.Namespace, condition: str) -> str:
+    """How a condition's variants were chosen (its run folder and val.json say so)."""
+    return VERIFIED_MODE if condition.startswith("verified") else args.mode
+
+
 def run_folder(args: argparse.Namespace, condition: str, seed: int) -> Path:
-    mode = VERIFIED_MODE if condition.startswith("verified") else args.mode
-    return Path(args.run) / f"{condition}_{mode}_seed{seed}"
+    return Path(args.run) / f"{condition}_{condition_mode(args, condition)}_seed{seed}"
 
 
 def verified(args: argparse.Namespace, seed: int, bundled: bool = False
@@ -134,14 +138,9 @@ def verified(args: argparse.Namespace, seed: int, bundled: bool = False
     if not bundled and not (judge / "val.json").exists():
         sys.exit(f"the judge {judge} is not trained yet: train `base` for seed {seed} first")
     rule = ChoiceRule()
-    items = []  # (row, label, candidates) with a text both searches wrote counted once
-    for r in b:
-        for label in GENERATED_LABELS:
-            seen: dict[str, Candidate] = {}
-            for source in rule.sources:
-                for c in pools[r.index][label][source]:
-                    seen.setdefault(c["text"], Candidate(**c))
-            items.append((r, label, list(seen.values())))
+    items = [(r, label, [Candidate(**c) for _, c in
+                         verified_variants.distinct(pools[r.index][label], rule.sources)])
+             for r in b for label in GENERATED_LABELS]
     flat = [(r, c) for r, _, cands in items for c in cands]
     # a close_loop run folder is a bare cross-encoder (train() wraps it the same way)
     classifier = InliClassifier(CrossEncoder.load(judge), False)
@@ -214,7 +213,8 @@ def train(args: argparse.Namespace) -> None:
                                           out=out, label_names=list(INLI_LABELS))
             rep = evaluate(InliClassifier(model, False), val)
             result.write_text(json.dumps({
-                "condition": condition, "seed": seed, "mode": out.name.split("_")[1], "pairs": len(pairs),
+                "condition": condition, "seed": seed, "mode": condition_mode(args, condition),
+                "pairs": len(pairs),
                 "premises": n_premises, "overall": rep.overall, "implied": rep.implied,
                 "per_label": rep.per_label,
                 "train_minutes": getattr(model, "training_summary", {}).get("train_minutes")},
@@ -267,12 +267,12 @@ def agree(args: argparse.Namespace) -> None:
                                         (j.split("=", 1) for j in args.judge)}}
     print("| variants | reader | " + " | ".join(GENERATED_LABELS) + " |")
     print("|---|---|" + "---|" * len(GENERATED_LABELS))
+    sets = {"gold": {i: {lab: r.hypothesis(lab) for lab in GENERATED_LABELS}
+                     for i, r in b.items()},
+            **{k: {rec["index"]: rec for rec in map(json.loads, p.read_text().splitlines())}
+               for k, p in files.items()}}
     for name, folder in readers.items():
         clf = InliClassifier(CrossEncoder.load(folder), False)
-        sets = {"gold": {i: {lab: r.hypothesis(lab) for lab in GENERATED_LABELS}
-                         for i, r in b.items()},
-                **{k: {rec["index"]: rec for rec in map(json.loads, p.read_text().splitlines())}
-                   for k, p in files.items()}}
         for key, made in sets.items():
             pairs = [(b[i].premise, made[i][lab], lab) for i in b for lab in GENERATED_LABELS]
             probs = clf.probabilities([p for p, _, _ in pairs], [h for _, h, _ in pairs])

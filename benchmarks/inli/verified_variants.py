@@ -112,6 +112,18 @@ def write_pool(rows: list, out: Path, generator: str | Path, num_beams: int = 4,
         print(f"{len(done) + k + len(part)}/{len(rows)} premises", flush=True)
 
 
+def distinct(by_source: dict[str, list[dict]], sources: tuple[str, ...] = SOURCES
+             ) -> list[tuple[str, dict]]:
+    """``(source, candidate)`` of one pool record's label (:func:`write_pool`), in ``sources``'
+    order, a text both searches wrote counted once (the first search's), as
+    ``VariantGenerator`` pools them."""
+    out: dict[str, tuple[str, dict]] = {}
+    for source in sources:
+        for c in by_source[source]:
+            out.setdefault(c["text"], (source, c))
+    return list(out.values())
+
+
 def score(args: argparse.Namespace) -> None:
     from tasks.inli.classifier import MODEL_DIR, InliClassifier
 

@@ -17,8 +17,9 @@ no less fluent than the 4-beam default's (``fluency``), then scored once on half
     python benchmarks/inli/wider_pool.py choose --run RUN --beams 8 --select-by full3 \
         --recorded benchmarks/inli/verified_variants.json
 
-(``--recorded``: §2's 4-beam rows instead of a second 4-beam pool; a 4-beam pool of 16 of these
-premises chose the recorded contradiction on 16 of 16.)
+(``--recorded``: §2's 4-beam rows instead of a second 4-beam pool; ``check`` compares them
+with a 4-beam pool rebuilt for a few premises: ``pool --beams 4 --premises 16``, ``score --beams
+4``, ``check``.) ``one-sided`` scores a penalty on long edits only, on half A.
 
 Each step is cached in ``RUN`` (``pool`` resumes where it stopped).
 """
@@ -29,6 +30,7 @@ import argparse
 import json
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,9 +42,10 @@ import verified_variants  # noqa: E402
 from tasks.datasets import INLI_LABELS, read_inli  # noqa: E402
 from tasks.inli.hypotheses import (  # noqa: E402
     DEFAULT_GENERATOR,
+    EDIT_TARGETS,
     GENERATED_LABELS,
     ChoiceRule,
-    _same_words,
+    admissible,
     choose_variant,
     negated,
     word_edit_distance,
@@ -57,7 +60,7 @@ def val_rows(spans: list[str]) -> list:
 
 
 def pool(args: argparse.Namespace) -> None:
-    rows = val_rows([args.choose_on, args.confirm_on])
+    rows = val_rows([args.choose_on, args.confirm_on])[:args.premises]
     for beams in args.beams:
         verified_variants.write_pool(rows, Path(args.run) / f"pool_b{beams}.jsonl",
                                      args.generator, beams, (args.label,))
@@ -77,12 +80,8 @@ def score(args: argparse.Namespace) -> None:
         items = []  # (index, source, text): a text both searches wrote counts once
         for line in (Path(args.run) / f"pool_b{beams}.jsonl").read_text().splitlines():
             record = json.loads(line)
-            seen: set[str] = set()
-            for source in ChoiceRule().sources:
-                for c in record[args.label][source]:
-                    if c["text"] not in seen:
-                        seen.add(c["text"])
-                        items.append((record["index"], source, c["text"]))
+            items += [(record["index"], source, c["text"]) for source, c in
+                      verified_variants.distinct(record[args.label], ChoiceRule().sources)]
             if beams == args.beams[0]:  # the gold variants once, for scale
                 items.append((record["index"], "gold", rows[record["index"]].hypothesis(args.label)))
         probs = {name: clf.probabilities([rows[i].premise for i, _, _ in items],
@@ -148,15 +147,14 @@ def beam_scores(run: Path, beams: int, label: str) -> dict[tuple[str, str], floa
     out: dict[tuple[str, str], float] = {}
     for line in (run / f"pool_b{beams}.jsonl").read_text().splitlines():
         record = json.loads(line)
-        for source in ChoiceRule().sources:
-            for c in record[label][source]:
-                out.setdefault((str(record["index"]), c["text"]), c["score"])
+        out.update({(str(record["index"]), c["text"]): c["score"]
+                    for _, c in verified_variants.distinct(record[label], ChoiceRule().sources)})
     return out
 
 
 def measure(scored: list[dict], rows: dict, label: str, premises: list[str],
             floor: float | None = None, scores: dict | None = None,
-            fluent: dict | None = None) -> dict:
+            fluent: dict | None = None, rule: ChoiceRule | None = None) -> dict:
     """The default rule's choices among ``scored``; ``floor``: only the candidates whose search
     score is within ``floor`` of the pool's best (``scores``: :func:`beam_scores`)."""
     by: dict[str, list[dict]] = {}
@@ -169,14 +167,12 @@ def measure(scored: list[dict], rows: dict, label: str, premises: list[str],
         mine = by[i]
         if floor is not None:  # after the rule's own filters (copy, negation), as a filter
             assert scores is not None
-            implied = rows[i].implied_entailment
-            kept = [x for x in mine if not _same_words(x["text"], implied)] or mine
-            kept = [x for x in kept if not (label == "contradiction" and negated(x["text"]))] \
-                or kept
+            kept = [mine[j] for j in admissible(label, rows[i].implied_entailment,
+                                                [x["text"] for x in mine])]
             best = max(scores[(i, x["text"])] for x in kept)
             mine = [x for x in kept if scores[(i, x["text"])] >= best - floor]
         j = choose_variant(label, rows[i].implied_entailment, [x["text"] for x in mine],
-                           [x["p_bundled"] for x in mine])
+                           [x["p_bundled"] for x in mine], rule)
         chosen.append(mine[j])
     mean = statistics.mean
     return {"n": len(chosen), "candidates": mean(len(by[i]) for i in premises),
@@ -267,13 +263,58 @@ def choose(args: argparse.Namespace) -> None:
                       for k in shown))
 
 
+def check(args: argparse.Namespace) -> None:
+    """A 4-beam pool rebuilt for some premises (``pool --beams 4 --premises N``, ``score
+    --beams 4``) against ``--recorded``: the same choice? (Whether §2's rows may stand in for a
+    second 4-beam pool.)"""
+    rows = {str(r.index): r for r in read_inli(DATA / "val.csv").rows}
+    scored = json.loads((Path(args.run) / "scored_b4.json").read_text())
+    premises = sorted({str(s["index"]) for s in scored}, key=int)
+    rebuilt = measure(scored, rows, args.label, premises)
+    recorded = json.loads(Path(args.recorded).read_text())["rows"]
+    texts = {i: t for half in ("A", "B") for i, t in
+             recorded[f"classifier rerank (chosen on A) / {half}"][args.label]["texts"].items()}
+    same = sum(rebuilt["texts"][i] == texts[i] for i in premises)
+    print(f"{same} of {len(premises)} rebuilt 4-beam choices are the recorded ones; "
+          f"{rebuilt['candidates']:.1f} distinct candidates a premise")
+
+
+@dataclass(frozen=True)
+class LongEditsOnly(ChoiceRule):
+    """:class:`ChoiceRule` with the edit penalty on edits longer than the target only."""
+
+    def penalty(self, edit: int, label: str) -> float:
+        return round(self.edit_penalty * max(0.0, edit - EDIT_TARGETS[label] - self.edit_band),
+                     10)
+
+
+def one_sided(args: argparse.Namespace) -> None:
+    """The default rule against a penalty on long edits only, on the widest pool, half A only
+    (B is not scored)."""
+    rows = {str(r.index): r for r in read_inli(DATA / "val.csv").rows}
+    beams = max(args.beams)
+    scored = json.loads((Path(args.run) / f"scored_b{beams}.json").read_text())
+    a = verified_variants.span(args.choose_on)
+    for name, rule in (("two-sided 0.05 (the default)", ChoiceRule()),
+                       ("no penalty", ChoiceRule(edit_penalty=0.0)),
+                       *((f"long edits only {w}", LongEditsOnly(edit_penalty=w))
+                         for w in (0.05, 0.1, 0.2))):
+        r = measure(scored, rows, args.label, a, rule=rule)
+        print(f"{name}: {beams} beams, {args.choose_on}: " + ", ".join(
+            f"{k[6:]} {v:.2f}" for k, v in r.items() if k.startswith("agree_"))
+            + f", words edited {r['edit']:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=("pool", "score", "fluency", "choose"))
+    parser.add_argument("step", choices=("pool", "score", "fluency", "choose", "check",
+                                         "one-sided"))
     parser.add_argument("--run", required=True)
     parser.add_argument("--generator", default=str(DEFAULT_GENERATOR))
     parser.add_argument("--label", choices=GENERATED_LABELS, default="contradiction")
     parser.add_argument("--beams", type=int, nargs="+", default=[8])
+    parser.add_argument("--premises", type=int, default=None,
+                        help="pool: only the first N premises of the two halves")
     parser.add_argument("--floors", type=float, nargs="*", default=[1.0, 0.7, 0.5, 0.3, 0.2],
                         help="choose: also try keeping only the candidates whose search score "
                              "is within this much of the pool's best")
@@ -287,7 +328,8 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--show", type=int, default=0, help="print N premises of B")
     args = parser.parse_args()
-    steps = {"pool": pool, "score": score, "fluency": fluency, "choose": choose}
+    steps = {"pool": pool, "score": score, "fluency": fluency, "choose": choose,
+             "check": check, "one-sided": one_sided}
     steps[args.step](args)
 
 

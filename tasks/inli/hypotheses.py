@@ -525,6 +525,22 @@ def choose_variant(label: str, implied: str, texts: Sequence[str],
     if len(texts) != len(probabilities) or not texts:
         raise TaskError(f"{len(texts)} candidate texts but {len(probabilities)} probabilities "
                         "(at least one of each)")
+    allowed = admissible(label, implied, texts, rule, ban_copy=ban_copy,
+                         ban_negation=ban_negation)
+    return max(allowed, key=lambda j: (math.log(max(probabilities[j], 1e-12)) - rule.penalty(
+        word_edit_distance(texts[j], implied), label), -j))
+
+
+def admissible(label: str, implied: str, texts: Sequence[str], rule: ChoiceRule | None = None,
+               *, ban_copy: bool = True, ban_negation: bool = True) -> list[int]:
+    """The indices of ``texts`` that :func:`choose_variant`'s filters let through, in order:
+    not a copy of ``implied``, not negated for a contradiction, keeping the people and a key
+    noun when ``rule.require_keep``; a filter that would drop every text is skipped.
+
+    >>> admissible("contradiction", "Tom likes it.", ["Tom likes it.", "Tom does not like it."])
+    [1]
+    """
+    rule = rule or ChoiceRule()
     allowed = list(range(len(texts)))
     filters = [lambda j: not (ban_copy and _same_words(texts[j], implied)),
                lambda j: not (ban_negation and label == "contradiction" and negated(texts[j]))]
@@ -533,8 +549,7 @@ def choose_variant(label: str, implied: str, texts: Sequence[str],
         filters.append(lambda j: satisfied(texts[j], sets))
     for keep in filters:
         allowed = [j for j in allowed if keep(j)] or allowed
-    return max(allowed, key=lambda j: (math.log(max(probabilities[j], 1e-12)) - rule.penalty(
-        word_edit_distance(texts[j], implied), label), -j))
+    return allowed
 
 
 def _same_words(text: str, implied: str) -> bool:
