@@ -277,6 +277,12 @@ def check(args: argparse.Namespace) -> None:
     same = sum(rebuilt["texts"][i] == texts[i] for i in premises)
     print(f"{same} of {len(premises)} rebuilt 4-beam choices are the recorded ones; "
           f"{rebuilt['candidates']:.1f} distinct candidates a premise")
+    for beams in sorted({4, *args.beams}):  # the searches' seconds a premise, as pooled
+        seconds = {str(rec["index"]): rec["seconds"] for rec in map(
+            json.loads, (Path(args.run) / f"pool_b{beams}.jsonl").read_text().splitlines())}
+        print(f"{beams} beams: {statistics.mean(seconds[i] for i in premises):.1f} s a premise "
+              f"on these {len(premises)}, {statistics.mean(seconds.values()):.1f} s on all "
+              f"{len(seconds)} pooled")
 
 
 @dataclass(frozen=True)
