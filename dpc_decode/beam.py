@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import torch
 
 __all__ = [
-    "Allocation", "allocate", "dba_order", "descending_order", "lexsort", "rank_within_bank",
+    "Allocation", "allocate", "dba_order", "descending_order", "group_keys", "lexsort",
+    "neurologic_allocate", "rank_within_bank", "within_tolerance",
 ]
 
 
@@ -173,3 +174,67 @@ def dba_order(bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor) -> t
     """
     a = allocate(bank, score, valid)
     return a.order.gather(-1, torch.argsort(a.key, dim=-1))
+
+
+def group_keys(met: torch.Tensor) -> torch.Tensor:
+    """One int64 per candidate naming *which* sets it has met (``met`` (batch, n, S) bool):
+    the bitmask of its met sets when ``S <= 62``, else a sum of fixed random 40-bit weights
+    (distinct sets collide with probability about ``n**2 / 2**40``). Equal sets give equal keys.
+
+    >>> import torch
+    >>> group_keys(torch.tensor([[[True, False], [False, True], [True, True]]])).tolist()
+    [[1, 2, 3]]
+    """
+    sets = met.shape[-1]
+    if sets <= 62:
+        weights = 2 ** torch.arange(sets, device=met.device, dtype=torch.long)
+    else:
+        gen = torch.Generator().manual_seed(sets)
+        weights = torch.randint(0, 2**40, (sets,), generator=gen).to(met.device)
+    return (met.long() * weights).sum(-1)
+
+
+def within_tolerance(met_count: torch.Tensor, valid: torch.Tensor, tolerance: int) -> torch.Tensor:
+    """NeuroLogic's ``sat_tolerance``: the valid candidates (batch, n) whose count of met sets
+    is at most ``tolerance`` below the most any valid candidate of their input has met.
+
+    >>> import torch
+    >>> within_tolerance(torch.tensor([[3, 1, 0, 2]]), torch.tensor([[False, True, True, True]]),
+    ...                  1).tolist()
+    [[False, True, False, True]]
+    """
+    best = torch.where(valid, met_count, -1).amax(-1, keepdim=True)  # (batch, 1)
+    return valid & (met_count >= best - tolerance)
+
+
+def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torch.Tensor,
+                        valid: torch.Tensor, beams: int) -> Allocation:
+    """NeuroLogic decoding's selection (Lu et al. 2021, ``_sequential_topk`` of its reference
+    code), as an :class:`Allocation`: candidates (all (batch, n)) are grouped by *which* sets
+    they have met (``group``, :func:`group_keys`), not how many. The ``beams`` best candidates
+    that meet every set (``complete``) come first, by score; then the rest in rounds: round
+    ``r`` holds the ``r``-th best candidate of every group, by score within the round.
+    Invalid candidates come last. So a hypothesis that meets every set is never dropped for a
+    worse one, and each way of having met the sets keeps its best hypothesis in the first
+    round, however low its score against other groups'.
+
+    >>> import torch
+    >>> group = torch.tensor([[0, 0, 1, 3, 3]])       # 3: both of two sets met (complete)
+    >>> score = torch.tensor([[-1.0, -2.0, -4.0, -5.0, -3.0]])
+    >>> a = neurologic_allocate(group, group == 3, score, torch.ones_like(group, dtype=torch.bool), 1)
+    >>> a.first(5).tolist()  # the best complete; round 0 of the rest (0, 2); round 1 (1, 3)
+    [[4, 0, 2, 1, 3]]
+    """
+    n = group.shape[-1]
+    keyed = torch.where(valid, group, group.new_full((), -1))
+    order = lexsort(-keyed, -score)  # (batch, n): groups together, best first within each
+    sorted_group = keyed.gather(-1, order)
+    position = torch.arange(n, device=group.device).expand_as(order)
+    starts = torch.ones_like(sorted_group, dtype=torch.bool)
+    starts[..., 1:] = sorted_group[..., 1:] != sorted_group[..., :-1]
+    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
+    sorted_rank = torch.where(sorted_group >= 0, position - group_start, n)
+    rank = torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)  # (batch, n)
+    tier = torch.where(valid & complete & (rank < beams), 0, torch.where(valid, 1, 2))
+    final = lexsort(tier, rank, -score)  # (batch, n) candidate columns in allocation order
+    return Allocation(final, position)

@@ -192,16 +192,22 @@ def read_generation_request(
     input_width: int,
     strict: bool = False,
     feasible: bool = True,
-    score_slots: int = 0,
+    score_slots: int | None = None,
+    search: str | None = None,
+    prune_factor: int | None = None,
+    sat_tolerance: int | None = None,
 ) -> tuple[GenerationRequest, dict[str, Any]]:
     """Merge settings as transformers does (``kwargs`` > ``generation_config`` > the model's),
     refuse what dpc cannot apply, and map the rest to dpc options and score settings.
 
     ``input_width`` is the length of ``input_ids`` (decoder-only) or 1 (encoder-decoder), to turn
-    ``max_length`` / ``min_length`` into new tokens. ``strict``, ``feasible`` and
-    ``score_slots`` are dpc's own (:class:`~dpc_decode.options.BeamSearchOptions`;
-    ``score_slots`` is refused when sampling). Returns the request and the kwargs that are not
-    generation settings (model inputs such as ``attention_mask``).
+    ``max_length`` / ``min_length`` into new tokens. ``strict``, ``feasible``, ``score_slots``,
+    ``search``, ``prune_factor`` and ``sat_tolerance`` are dpc's own
+    (:class:`~dpc_decode.options.BeamSearchOptions`); the last four, when not given, are read
+    from the generation config where it carries them as entries of its own
+    (``GenerationConfig(num_beams=8, search="neurologic")``), and are refused when sampling.
+    Returns the request and the kwargs that are not generation settings (model inputs such as
+    ``attention_mask``).
     """
     model_config = getattr(model, "generation_config", None) or GenerationConfig()
     merged = copy.deepcopy(generation_config) if generation_config is not None else GenerationConfig()
@@ -274,9 +280,19 @@ def read_generation_request(
         "feasible": feasible,
     }
     options: BeamSearchOptions | SamplingOptions
-    if sampling and score_slots:
-        raise DpcError(f"`score_slots` (={score_slots}) is a beam search option; sampling "
-                       "keeps no beams")
+    given = {"score_slots": score_slots, "search": search, "prune_factor": prune_factor,
+             "sat_tolerance": sat_tolerance}
+    beam_options = {}
+    for name, value in given.items():
+        if value is None:
+            value = getattr(merged, name, None)
+        if value is not None:
+            beam_options[name] = value
+    if sampling:
+        for name, value in beam_options.items():
+            if value != getattr(BeamSearchOptions, name):
+                raise DpcError(f"`{name}` (={value!r}) is a beam search option; sampling "
+                               "keeps no beams")
     if sampling:
         options = SamplingOptions(
             num_samples=merged.num_return_sequences or 1,
@@ -291,7 +307,7 @@ def read_generation_request(
             num_return_sequences=merged.num_return_sequences or 1,
             length_penalty=merged.length_penalty if merged.length_penalty is not None else 1.0,
             early_stopping=merged.early_stopping if merged.early_stopping is not None else False,
-            score_slots=score_slots,
+            **beam_options,
             **common,
         )
     request = GenerationRequest(

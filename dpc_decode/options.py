@@ -8,6 +8,10 @@ Memory is checked when a decode starts (:mod:`dpc_decode.memory`), as it depends
 Traceback (most recent call last):
 ...
 dpc_errors.DpcError: `num_return_sequences` (=5) must be at most `num_beams` (=4)
+>>> BeamSearchOptions(search="astar")
+Traceback (most recent call last):
+...
+dpc_errors.DpcError: `search` (='astar') is not one of dba, neurologic
 >>> BeamSearchOptions(length_penalty=float("nan"))
 Traceback (most recent call last):
 ...
@@ -20,9 +24,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpc_decode.errors import DpcError
-from dpc_errors import check_float, check_int
+from dpc_errors import check_choice, check_float, check_int
 
-__all__ = ["BeamSearchOptions", "DecodeOptions", "SamplingOptions"]
+__all__ = ["SEARCHES", "BeamSearchOptions", "DecodeOptions", "SamplingOptions"]
+
+#: The beam selections under constraints (:attr:`BeamSearchOptions.search`).
+SEARCHES = ("dba", "neurologic")
 
 
 @dataclass(frozen=True)
@@ -85,7 +92,30 @@ class BeamSearchOptions(DecodeOptions):
         of the step can be dropped for one that met a set sooner. ``num_beams``: the beams of
         plain beam search (EOS held back until every set is met), so an output plain search
         would find that meets the sets is found too. Without constraints it changes nothing.
-        CommonGen chose its value on dev (benchmarks/commongen/RESULTS.md).
+        CommonGen chose its value on dev (benchmarks/commongen/RESULTS.md). Dynamic beam
+        allocation's (``search="dba"``) only.
+    search : "dba" or "neurologic"
+        How the beams are chosen each step under constraints (without constraints both are
+        plain beam search). ``"dba"``: dynamic beam allocation over banks of constraint
+        progress (:func:`dpc_decode.beam.allocate`), as in every release so far. Under it, every
+        beam that has met all its sets also offers its ending to the finished pool, scored
+        with the first EOS id, and ``early_stopping=True`` stops once ``num_beams`` are
+        there. ``"neurologic"``: NeuroLogic decoding's selection (Lu et al. 2021;
+        :func:`dpc_decode.beam.neurologic_allocate`): constraint tokens pruned by
+        ``prune_factor``, candidates more than ``sat_tolerance`` sets behind dropped, grouped by
+        *which* sets they have met, hypotheses that meet every set first. Its outputs end only
+        as the model ends them: an EOS id among the model's own top ``num_beams`` tokens of a
+        hypothesis (or the step's top ``2 * num_beams``), scored as the model scores that id,
+        and ``early_stopping=True`` stops only when no open beam can beat the finished ones
+        (transformers' ``False`` rule): it never closes on an ending the open beams can
+        still beat.
+    prune_factor : int
+        ``search="neurologic"``: a constraint token, or a hypothesis's own top-``num_beams``
+        token, is a candidate only if its total score is among the ``prune_factor`` best of
+        its input's step (all beams, all tokens). NeuroLogic's CommonGen scripts use 50.
+    sat_tolerance : int
+        ``search="neurologic"``: candidates that have met more than this many sets fewer than
+        the most advanced candidate of their input are dropped (NeuroLogic's scripts: 2).
     """
 
     num_beams: int = 4
@@ -93,12 +123,23 @@ class BeamSearchOptions(DecodeOptions):
     length_penalty: float = 1.0
     early_stopping: bool | Literal["never"] = False
     score_slots: int = 0
+    search: Literal["dba", "neurologic"] = "dba"
+    prune_factor: int = 50
+    sat_tolerance: int = 2
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_int("num_beams", self.num_beams, 1)
         check_int("num_return_sequences", self.num_return_sequences, 1)
         check_int("score_slots", self.score_slots, 0, self.num_beams)
+        check_int("prune_factor", self.prune_factor, 1)
+        check_int("sat_tolerance", self.sat_tolerance, 0)
+        check_choice("search", self.search, SEARCHES)
+        if self.search == "neurologic" and self.score_slots:
+            raise DpcError(
+                f"`score_slots` (={self.score_slots}) is dynamic beam allocation's (search='dba'); "
+                "search='neurologic' already keeps the hypotheses that meet every set first, "
+                "by score: pass score_slots=0")
         check_float("length_penalty", self.length_penalty)
         if self.num_return_sequences > self.num_beams:
             raise DpcError(

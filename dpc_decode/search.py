@@ -24,11 +24,18 @@ host sync per step, to stop early when every input is done.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
-from dpc_decode.beam import Allocation, allocate, lexsort
+from dpc_decode.beam import (
+    Allocation,
+    allocate,
+    group_keys,
+    lexsort,
+    neurologic_allocate,
+    within_tolerance,
+)
 from dpc_decode.masks import apply_step_masks, is_eos_token, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
@@ -180,7 +187,8 @@ class _ConstraintSearch:
     outputs (all whole words).
     """
 
-    def __init__(self, automaton: TensorAutomaton, batch: int, beams: int, device: torch.device) -> None:
+    def __init__(self, automaton: TensorAutomaton, batch: int, beams: int, device: torch.device,
+                 fixed: int | None = None) -> None:
         self.automaton = automaton
         self.batch, self.beams = batch, beams
         self.scale = automaton.max_depth + 1
@@ -198,8 +206,11 @@ class _ConstraintSearch:
         self.row_tables = automaton.for_rows(self.rows)
         self.letter_parents = torch.arange(beams, device=device).repeat_interleave(width).expand(
             batch, -1)  # (B, K * M)
-        self.head = torch.zeros((batch, 3 * beams + beams * width), dtype=torch.bool, device=device)
-        self.head[:, : 3 * beams] = True  # (B, C): candidates kept whether they advance or not
+        # The leading candidates (the model's own: 3K under DBA, see _candidates; 2K + K*K under
+        # NeuroLogic, see _neurologic_candidates) are kept whether they advance or not.
+        fixed = 3 * beams if fixed is None else fixed
+        self.head = torch.zeros((batch, fixed + beams * width), dtype=torch.bool, device=device)
+        self.head[:, :fixed] = True  # (B, C)
 
     def letters(self) -> _Letters:
         """The letters of each beam whose transition leaves the root: a letter that leads back to
@@ -222,11 +233,12 @@ class _ConstraintSearch:
         return None, None
 
     def states(self, parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor) -> tuple[
-        _States, torch.Tensor, torch.Tensor, torch.Tensor
+        _States, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor
     ]:
         """State of every candidate (node (B, C), met (B, C, S), base (B, C), ended (B, C)), its
         bank (B, C), the rank it would have in the finished pool (``ended``: sets met, as the
-        pool ranks them), and the scores with letters that advance no unmet set dropped (-inf).
+        pool ranks them), the scores with letters that advance no unmet set dropped (-inf), and
+        which sets it would have met were it to end now (B, C, S; pending whole words count).
 
         A letter *advances* when its bank is above its parent's base: it meets a set, or it is on
         the way to an unmet one."""
@@ -244,10 +256,10 @@ class _ConstraintSearch:
             ended = ended_met.sum(-1) * self.scale
             bank = ended + torch.where(ended_met, 0, rows_at(a.partial_depth, node)).amax(-1)
         else:
-            ended = base
+            ended, ended_met = base, met
             bank = base + torch.where(met, 0, rows_at(a.partial_depth, node)).amax(-1)
         keep = self.head | (bank > self.base.gather(1, parent))
-        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF)
+        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
 
     def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
                           history: torch.Tensor, head: _Head, eos: torch.Tensor, step: int,
@@ -307,10 +319,10 @@ class _NoConstraints:
         return None
 
     def states(self, parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor
-               ) -> tuple[None, torch.Tensor, torch.Tensor, torch.Tensor]:
+               ) -> tuple[None, torch.Tensor, torch.Tensor, torch.Tensor, None]:
         """No state; one bank (0) for every candidate, which is also its rank in the pool."""
         bank = torch.zeros_like(token)  # (B, C)
-        return None, bank, bank, score
+        return None, bank, bank, score, None
 
     def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
                           history: torch.Tensor, head: _Head, eos: torch.Tensor, step: int,
@@ -371,9 +383,13 @@ def beam_search(
     vocab = log_probs.shape[1]
     beam_scores = torch.full((batch, beams), NEG_INF, device=device)
     beam_scores[:, 0] = 0.0  # all beams start equal: expand only the first
+    neurologic = automaton is not None and options.search == "neurologic"
+    own = min(beams, vocab)  # NeuroLogic: each hypothesis's own top tokens offered
+    model_columns = 2 * beams + beams * own  # NeuroLogic's candidates that are the model's own
     search: _ConstraintSearch | _NoConstraints = (
-        _ConstraintSearch(automaton, batch, beams, device) if automaton is not None
-        else _NoConstraints())
+        _ConstraintSearch(automaton, batch, beams, device,
+                          fixed=model_columns if neurologic else None)
+        if automaton is not None else _NoConstraints())
     history = torch.full((batch, beams, steps), pad_id, dtype=torch.long, device=device)
     pool = _Pool.empty(batch, beams, steps, pad_id, device)
     done = torch.zeros(batch, dtype=torch.bool, device=device)
@@ -388,19 +404,29 @@ def beam_search(
     for step in range(steps):
         last = step == steps - 1
         log_probs = _masked_log_probs(log_probs, runner, search, history, eos, step, options)
-        scored, states, bank = _score_candidates(log_probs, beam_scores, search, eos, vocab)
-        allocation = allocate(bank, scored.score, scored.valid, slots,
-                              ~scored.is_eos if slots else None)
-        head = _end_head(pool, scored, allocation, history, step, last, done, options)
-        if last:
-            break
-        search.add_other_endings(pool, log_probs, beam_scores, history, head, eos, step, done,
-                                 options.length_penalty)
+        if neurologic:
+            assert isinstance(search, _ConstraintSearch)
+            scored, states, allocation = _score_neurologic(log_probs, beam_scores, search, eos,
+                                                           vocab, options)
+            _end_model_choices(pool, scored, model_columns, history, step, done, options)
+            if last:  # the length cap ends the head's other candidates too
+                _end_head(pool, replace(scored, valid=scored.valid & ~scored.is_eos),
+                          allocation, history, step, last, done, options)
+                break
+        else:
+            scored, states, bank = _score_candidates(log_probs, beam_scores, search, eos, vocab)
+            allocation = allocate(bank, scored.score, scored.valid, slots,
+                                  ~scored.is_eos if slots else None)
+            head = _end_head(pool, scored, allocation, history, step, last, done, options)
+            if last:
+                break
+            search.add_other_endings(pool, log_probs, beam_scores, history, head, eos, step,
+                                     done, options.length_penalty)
         pick, beam_scores, new_token = _next_beams(scored, allocation, beams)
         history = _reorder(runner, pick, scored.parent, new_token, history, step, running)
         search.reorder(states, pick)  # type: ignore[arg-type]
 
-        done |= _input_done(beam_scores, pool, step + 1, options)
+        done |= _input_done(beam_scores, pool, step + 1, options, neurologic)
         # The step's one host sync. Every input outside `running` is done (only done ones leave).
         finished = int(done.sum()) - (batch - running.numel())  # done among the running inputs
         if finished == running.numel():
@@ -442,10 +468,98 @@ def _score_candidates(
     """The step's candidates (:func:`_candidates`), their automaton states and banks (B, C)
     (:meth:`_ConstraintSearch.states`), repeats dropped (:func:`_drop_repeats`)."""
     parent, token, score = _candidates(log_probs, beam_scores, search.letters())
-    states, bank, met_rank, score = search.states(parent, token, score)
+    states, bank, met_rank, score, _ = search.states(parent, token, score)
     score = _drop_repeats(parent, token, score, vocab)
     valid = torch.isfinite(score)  # (B, C)
     return _Scored(parent, token, score, valid, is_eos_token(token, eos), met_rank), states, bank
+
+
+def _neurologic_candidates(
+    log_probs: torch.Tensor,  # (H, V) masked
+    beam_scores: torch.Tensor,  # (B, K)
+    letters: _Letters,
+    prune_factor: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """NeuroLogic's candidates: parent beam (B, C), token (B, C), total score (B, C).
+
+    Columns, in order: the input's top ``2K`` over all beams (kept whatever their score);
+    each beam's own top ``K`` tokens (``K * K``); the letters of every beam that leave the root
+    (:meth:`_ConstraintSearch.letters`). A beam's own tokens but its best, and the letters,
+    are pruned (-inf) unless their total score is among the ``prune_factor`` best of the
+    input's step: one pass of ``topk`` over the vocabulary gives all three, as in
+    :func:`_candidates`."""
+    batch, beams = beam_scores.shape
+    vocab = log_probs.shape[1]
+    width = min(max(2 * beams, prune_factor), vocab)
+    own = min(beams, vocab)
+    flat_scores = beam_scores.reshape(-1, 1)  # (H, 1)
+    row_scores, row_tokens = log_probs.topk(width, dim=1)  # (H, W)
+    row_scores = row_scores + flat_scores
+    prune = min(prune_factor, beams * width)
+    best_scores, best_index = row_scores.view(batch, beams * width).topk(
+        max(2 * beams, prune), dim=1)  # (B, max(2K, P))
+    floor = best_scores[:, prune - 1 : prune]  # (B, 1): the P-th best total score
+    top_index = best_index[:, : 2 * beams]
+    device = log_probs.device
+    own_scores = row_scores[:, :own].reshape(batch, beams * own)  # (B, K * own)
+    own_first = torch.zeros(own, dtype=torch.bool, device=device)
+    own_first[0] = True
+    kept = (own_scores >= floor) | own_first.repeat(beams)  # each beam's best is never pruned
+    letter_scores = (log_probs.gather(1, letters.hyp_tokens) + flat_scores).view(batch, -1)
+    parents = [top_index // width,
+               torch.arange(beams, device=device).repeat_interleave(own).expand(batch, -1),
+               letters.parents]
+    tokens = [row_tokens.view(batch, beams * width).gather(1, top_index),
+              row_tokens[:, :own].reshape(batch, beams * own), letters.tokens]
+    scores = [best_scores[:, : 2 * beams], own_scores.masked_fill(~kept, NEG_INF),
+              letter_scores.masked_fill(letter_scores < floor, NEG_INF)]
+    return torch.cat(parents, dim=1), torch.cat(tokens, dim=1), torch.cat(scores, dim=1)
+
+
+def _score_neurologic(
+    log_probs: torch.Tensor,  # (H, V) masked
+    beam_scores: torch.Tensor,  # (B, K)
+    search: _ConstraintSearch,
+    eos: torch.Tensor,
+    vocab: int,
+    options: BeamSearchOptions,
+) -> tuple[_Scored, _States, Allocation]:
+    """The step's candidates under NeuroLogic (:func:`_neurologic_candidates`), their states,
+    repeats dropped, those more than ``sat_tolerance`` sets behind dropped
+    (:func:`~dpc_decode.beam.within_tolerance`), and their order
+    (:func:`~dpc_decode.beam.neurologic_allocate`, grouped by the sets met were each to end
+    now)."""
+    parent, token, score = _neurologic_candidates(log_probs, beam_scores, search.letters(),
+                                                  options.prune_factor)
+    states, _, met_rank, score, ended_met = search.states(parent, token, score)
+    score = _drop_repeats(parent, token, score, vocab)
+    valid = within_tolerance(ended_met.sum(-1), torch.isfinite(score), options.sat_tolerance)
+    score = score.masked_fill(~valid, NEG_INF)  # (B, C)
+    allocation = neurologic_allocate(group_keys(ended_met), ended_met.all(-1), score, valid,
+                                     beam_scores.shape[1])
+    scored = _Scored(parent, token, score, valid, is_eos_token(token, eos), met_rank)
+    return scored, states, allocation
+
+
+def _end_model_choices(
+    pool: _Pool,
+    scored: _Scored,
+    columns: int,
+    history: torch.Tensor,  # (B, K, T)
+    step: int,
+    done: torch.Tensor,  # (B,)
+    options: BeamSearchOptions,
+) -> None:
+    """Real endings: every EOS among the model's own candidates (the first ``columns``: the
+    step's top ``2K`` and each beam's top ``K``) joins the finished pool, with the EOS id the
+    model chose and its score; nothing else ends a hypothesis before the length cap. EOS is
+    masked until every set is met, so each of them meets its sets."""
+    take = (scored.valid & scored.is_eos)[:, :columns] & ~done.unsqueeze(1)  # (B, N)
+    parent = scored.parent[:, :columns]
+    tokens = history.gather(1, parent.unsqueeze(-1).expand(-1, -1, options.max_new_tokens))
+    tokens[:, :, step] = scored.token[:, :columns]
+    pool.add(tokens, step + 1, scored.score[:, :columns], scored.met_rank[:, :columns], take,
+             take, options.length_penalty)
 
 
 def _end_head(
@@ -557,11 +671,14 @@ def _add_other_endings(
 
 
 def _input_done(
-    beam_scores: torch.Tensor, pool: _Pool, generated: int, options: BeamSearchOptions
+    beam_scores: torch.Tensor, pool: _Pool, generated: int, options: BeamSearchOptions,
+    model_endings: bool = False,
 ) -> torch.Tensor:
-    """transformers' stopping rule per input, plus: an input with no live beam is done. (B,)"""
+    """transformers' stopping rule per input, plus: an input with no live beam is done. (B,)
+    With ``model_endings`` (NeuroLogic's real endings) ``early_stopping=True`` never stops while
+    an open beam can beat the finished ones: it is transformers' ``False`` rule."""
     full = torch.isfinite(pool.scores).all(-1)  # (B,)
-    if options.early_stopping is True:
+    if options.early_stopping is True and not model_endings:
         return full | ~torch.isfinite(beam_scores).any(-1)
     length = generated
     if options.early_stopping == "never" and options.length_penalty > 0:

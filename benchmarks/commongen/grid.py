@@ -1,6 +1,8 @@
 """CommonGen dev: a grid of decoding settings on the choice half, one setting after another.
 
-Each argument is ``MODE:BEAMS:SCORE_SLOTS`` (``:first`` after it: ``plain_first``); every
+Each argument is ``MODE:BEAMS:SCORE_SLOTS`` and optional ``:``-separated extras (``first``:
+``plain_first``; ``neurologic``: that search; ``p50``, ``t2``, ``lp0.2``: its prune factor, sat
+tolerance, length penalty; ``_extras``), e.g. ``dpc:8:0:neurologic:lp0.2``; every
 setting decodes the same distinct dev sets (``--start``, ``--limit``) in batches of 16 with
 :class:`tasks.commongen.decoding.DecodeSettings` (the other fields at their defaults,
 ``--early-stopping`` or not) and prints its seconds and scores as one JSON line (appended to
@@ -25,6 +27,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from dpc_errors import DpcError  # noqa: E402
 from tasks.commongen.dataset import (  # noqa: E402
     distinct,
     read_concept_sets,
@@ -38,15 +41,37 @@ from tasks.commongen.generator import BUNDLED_SENTENCE_LM  # noqa: E402
 DATA = ROOT.parent / "shared/data/commongen"
 
 
+def _extras(extra: list[str]) -> dict[str, object]:
+    """The ``DecodeSettings`` fields of a setting's tail: ``first`` (plain first),
+    ``neurologic`` or ``dba`` (the search), ``pN`` (prune factor), ``tN`` (sat tolerance),
+    ``lpX`` (length penalty)."""
+    fields: dict[str, object] = {"plain_first": False}
+    for item in extra:
+        if item == "first":
+            fields["plain_first"] = True
+        elif item in ("dba", "neurologic"):
+            fields["search"] = item
+        elif item.startswith("lp"):
+            fields["length_penalty"] = float(item[2:])
+        elif item[:1] in ("p", "t") and item[1:].isdigit():
+            fields["prune_factor" if item[0] == "p" else "sat_tolerance"] = int(item[1:])
+        else:
+            raise ValueError(f"{item!r} is not first, dba, neurologic, pN, tN or lpX")
+    return fields
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("settings", nargs="+", help="MODE:BEAMS:SCORE_SLOTS[:first], e.g. dpc:8:5")
+    ap.add_argument("settings", nargs="+",
+                    help="MODE:BEAMS:SCORE_SLOTS[:first][:neurologic][:pN][:tN][:lpX], e.g. dpc:8:5")
     ap.add_argument("--model", default=str(BUNDLED_SENTENCE_LM))
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--limit", type=int, default=160)
     ap.add_argument("--early-stopping", action=argparse.BooleanOptionalAction, default=False)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default=None, help="JSON lines file the results are appended to")
+    ap.add_argument("--texts", default=None,
+                    help="folder: each setting's sentences go to SETTING.jsonl in it, a set a line")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     sets = distinct(read_concept_sets(DATA / "commongen.dev.jsonl"))[args.start:]
@@ -55,11 +80,12 @@ def main() -> None:
     refs = [references[reference_key(s)] for s in sets]
     generator = SentenceGenerator.load(args.model)
     for setting in args.settings:
-        mode, beams, slots, *first = setting.split(":")
-        if first not in ([], ["first"]):
-            ap.error(f"{setting!r}: MODE:BEAMS:SCORE_SLOTS or MODE:BEAMS:SCORE_SLOTS:first")
-        settings = DecodeSettings(mode=mode, num_beams=int(beams), score_slots=int(slots),
-                                  early_stopping=args.early_stopping, plain_first=bool(first))
+        mode, beams, slots, *extra = setting.split(":")
+        try:
+            settings = DecodeSettings(mode=mode, num_beams=int(beams), score_slots=int(slots),
+                                      early_stopping=args.early_stopping, **_extras(extra))
+        except (ValueError, DpcError) as err:
+            ap.error(f"{setting!r}: {err}")
         texts: list[str] = []
         started = time.perf_counter()
         for at in range(0, len(sets), settings.batch_size):
@@ -72,6 +98,13 @@ def main() -> None:
                **{k: round(scores[k], 4) for k in ("coverage", "pos", "bleu4", "cider",
                                                    "coverage_forms", "pos_forms")}}
         print(json.dumps(row), flush=True)
+        if args.texts:
+            Path(args.texts).mkdir(parents=True, exist_ok=True)
+            with open(Path(args.texts) / f"{setting.replace(':', '_')}.jsonl", "w",
+                      encoding="utf-8") as handle:
+                for text, concepts in zip(texts, sets, strict=True):
+                    handle.write(json.dumps({"concepts": [c.lemma for c in concepts],
+                                             "text": text}) + "\n")
         if args.out:
             with open(args.out, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(row) + "\n")

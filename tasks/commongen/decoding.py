@@ -43,8 +43,9 @@ from cause_effect_graph.lemmas import default_lemmatizer
 from cause_effect_graph.word_forms import variants
 from dpc_decode import TokenizeOptions
 from dpc_decode import generate as dpc_generate
+from dpc_decode.options import SEARCHES
 from dpc_device import place
-from dpc_errors import check_int
+from dpc_errors import check_choice, check_float, check_int
 from tasks.commongen.dataset import Concept, ConceptSet
 from tasks.commongen.evaluation import used_concepts
 from tasks.commongen.generator import load_commongen_lm, prompt
@@ -97,8 +98,9 @@ class DecodeSettings:
     beam's ending that meets all sets joins it, so this comes soon); ``plain_first``: in a
     constrained mode, every set is first decoded without constraints, and a set keeps that
     sentence when one of its read beams uses every concept in its tagged part of speech; only
-    the others are decoded with constraints (generate, verify, constrain what failed). The
-    defaults were chosen on the first half of CommonGen dev and confirmed once on the second
+    the others are decoded with constraints (generate, verify, constrain what failed);
+    ``search``, ``prune_factor``, ``sat_tolerance``, ``length_penalty``: the engine's
+    (:class:`dpc_decode.BeamSearchOptions`). The defaults were chosen on the first half of CommonGen dev and confirmed once on the second
     (benchmarks/commongen/RESULTS.md)."""
 
     mode: str = "dpc"
@@ -110,9 +112,17 @@ class DecodeSettings:
     score_slots: int | None = None
     early_stopping: bool = True
     plain_first: bool = True
+    search: str = "dba"
+    prune_factor: int = 50
+    sat_tolerance: int = 2
+    length_penalty: float = 1.0
 
     def __post_init__(self) -> None:
         _check_mode(self.mode)
+        check_choice("search", self.search, SEARCHES, error=TaskError)
+        check_int("prune_factor", self.prune_factor, 1)
+        check_int("sat_tolerance", self.sat_tolerance, 0)
+        check_float("length_penalty", self.length_penalty)
         check_int("num_beams", self.num_beams, 1)
         check_int("max_new_tokens", self.max_new_tokens, 1)
         check_int("batch_size", self.batch_size, 1)
@@ -127,8 +137,11 @@ class DecodeSettings:
 
     @property
     def slots(self) -> int:
-        """The score slots the engine gets (``score_slots``, or its default)."""
-        return min(5, self.num_beams) if self.score_slots is None else self.score_slots
+        """The score slots the engine gets (``score_slots``, or its default: none under
+        ``search="neurologic"``, which has no score slots)."""
+        if self.score_slots is not None:
+            return self.score_slots
+        return 0 if self.search == "neurologic" else min(5, self.num_beams)
 
 
 @dataclass(frozen=True)
@@ -203,6 +216,8 @@ class SentenceGenerator:
             num_return_sequences=settings.candidates or settings.num_beams,
             no_repeat_ngram_size=settings.no_repeat_ngram_size, score_slots=settings.slots,
             early_stopping=settings.early_stopping, max_new_tokens=settings.max_new_tokens,
+            search=settings.search, prune_factor=settings.prune_factor,
+            sat_tolerance=settings.sat_tolerance, length_penalty=settings.length_penalty,
             eos_token_id=self.eos,
             batch_size=settings.batch_size, generation_config=None, logits_processor=processors)
         plain = settings.mode == "plain"

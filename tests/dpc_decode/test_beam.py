@@ -7,7 +7,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpc_decode.beam import allocate, dba_order, descending_order, lexsort, rank_within_bank
+from dpc_decode.beam import (
+    allocate,
+    dba_order,
+    descending_order,
+    group_keys,
+    lexsort,
+    neurologic_allocate,
+    rank_within_bank,
+    within_tolerance,
+)
 
 # Each row: banks, scores, valid, beam size, expected first `beam` candidates (indices).
 TABLE = [
@@ -178,3 +187,95 @@ def test_score_slots_keep_the_best_path_of_a_bank_left_behind():
     valid = torch.ones_like(bank, dtype=torch.bool)
     assert allocate(bank, score, valid).first(2).tolist() == [[3, 2]]
     assert allocate(bank, score, valid, score_slots=1).first(2).tolist() == [[0, 3]]
+
+
+# NeuroLogic's selection. Each row: groups (which sets met, as a bitmask), complete, scores,
+# valid, beams, expected first candidates.
+NEUROLOGIC_TABLE = [
+    # one group, nothing complete: plain score order
+    ([0, 0, 0], [0, 0, 0], [-3.0, -1.0, -2.0], [1, 1, 1], 2, [1, 2, 0]),
+    # the best complete candidate first, even far behind on score
+    ([1, 1, 3], [0, 0, 1], [-1.0, -2.0, -9.0], [1, 1, 1], 1, [2, 0, 1]),
+    # groups by *which* sets, not how many: {a} and {b} each keep their best in round 0
+    ([1, 1, 2, 2], [0] * 4, [-1.0, -2.0, -5.0, -6.0], [1] * 4, 2, [0, 2, 1, 3]),
+    # at most `beams` complete candidates jump the rounds; the rest wait their turn
+    ([3, 3, 3, 0], [1, 1, 1, 0], [-1.0, -2.0, -3.0, -1.5], [1] * 4, 1, [0, 3, 1, 2]),
+    # invalid candidates come last, complete or not
+    ([3, 0], [1, 0], [-0.1, -5.0], [0, 1], 1, [1, 0]),
+]
+
+
+@pytest.mark.parametrize(("group", "complete", "score", "valid", "beams", "expected"),
+                         NEUROLOGIC_TABLE)
+def test_neurologic_allocate_table(group, complete, score, valid, beams, expected):
+    a = neurologic_allocate(torch.tensor([group]), torch.tensor([complete], dtype=torch.bool),
+                            torch.tensor([score]), torch.tensor([valid], dtype=torch.bool), beams)
+    assert a.first(len(expected)).tolist() == [expected]
+
+
+def neurologic_reference(group, complete, score, valid, beams):
+    """The selection as NeuroLogic's reference code writes it (``_sequential_topk``), in plain
+    Python: the best ``beams`` complete candidates by score; then chunk r = the r-th best of
+    every group, each chunk by score; invalid candidates last."""
+    n = len(group)
+    live = [i for i in range(n) if valid[i]]
+    by_score = sorted(live, key=lambda i: (-score[i], i))
+    first = [i for i in by_score if complete[i]][:beams]
+    groups: dict[int, list[int]] = {}
+    for i in by_score:
+        groups.setdefault(group[i], []).append(i)
+    rank = {i: members.index(i) for members in groups.values() for i in members}
+    rest = sorted((i for i in live if i not in first), key=lambda i: (rank[i], -score[i], i))
+    return first + rest + [i for i in range(n) if not valid[i]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), beams=st.integers(1, 4))
+def test_neurologic_allocate_equals_the_reference(data, beams):
+    """Against the plain-Python reference, over random groups, scores (ties included) and
+    validity, two inputs at once; and its promises: within a group the order is by score (the
+    best-scoring hypothesis of a group is never dropped for a worse one of it), and where a
+    valid complete candidate exists, the best one is first."""
+    n = data.draw(st.integers(1, 12))
+    rows = []
+    for _ in range(2):
+        group = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+        score = data.draw(st.lists(st.sampled_from([-0.5, -1.0, -2.0, -3.5, -7.0]),
+                                   min_size=n, max_size=n))
+        valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        rows.append((group, [g == 3 for g in group], score, valid))
+    tensors = [torch.tensor([r[k] for r in rows]) for k in range(4)]
+    order = neurologic_allocate(tensors[0], tensors[1], tensors[2], tensors[3], beams).first(n)
+    for (group, complete, score, valid), got in zip(rows, order.tolist()):
+        want = neurologic_reference(group, complete, score, valid, beams)
+        # ties in score may be broken differently, and invalid candidates are in no order:
+        # compare (group, score) sequences of the valid ones, and that they lead
+        live = sum(valid)
+        assert all(valid[i] for i in got[:live])
+        assert [(group[i], score[i]) for i in got[:live]] == \
+               [(group[i], score[i]) for i in want[:live]]
+        for g in set(group):
+            members = [score[i] for i in got if valid[i] and group[i] == g]
+            assert members == sorted(members, reverse=True)
+        done = [i for i in range(n) if valid[i] and complete[i]]
+        if done:
+            assert score[got[0]] == max(score[i] for i in done) and complete[got[0]]
+
+
+@given(data=st.data(), tolerance=st.integers(0, 3))
+def test_within_tolerance_is_the_reference(data, tolerance):
+    n = data.draw(st.integers(1, 10))
+    met = data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
+    valid = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    got = within_tolerance(torch.tensor([met]), torch.tensor([valid]), tolerance)[0].tolist()
+    best = max((m for m, v in zip(met, valid) if v), default=-1)
+    assert got == [v and m >= best - tolerance for m, v in zip(met, valid)]
+
+
+def test_group_keys_name_the_sets_met():
+    met = torch.tensor([[[1, 0, 1], [1, 0, 1], [0, 1, 1], [0, 0, 0]]], dtype=torch.bool)
+    keys = group_keys(met)[0].tolist()
+    assert keys[0] == keys[1] and len({keys[0], keys[2], keys[3]}) == 3
+    wide = torch.zeros((1, 3, 70), dtype=torch.bool)
+    wide[0, 0, 65] = wide[0, 1, 3] = True  # beyond 62 sets: hashed, still distinct
+    assert len(set(group_keys(wide)[0].tolist())) == 3

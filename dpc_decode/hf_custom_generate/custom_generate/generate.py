@@ -48,7 +48,10 @@ def generate(
     tokenizer: Any = None,
     strict: bool = False,
     feasible: bool = True,
-    score_slots: int = 0,
+    score_slots: int | None = None,
+    search: str | None = None,
+    prune_factor: int | None = None,
+    sat_tolerance: int | None = None,
     tokenize: Any = None,
     **kwargs: Any,
 ) -> Any:
@@ -59,7 +62,9 @@ def generate(
     :class:`dpc_decode.GeneratedSequence` reports). ``logits_processor`` objects are applied
     after the ones the settings ask for, as transformers does. ``tokenize`` is
     :class:`dpc_decode.TokenizeOptions` for text constraints (``whole_word=True``: whole words);
-    ``strict``, ``feasible`` and ``score_slots`` are :class:`dpc_decode.BeamSearchOptions`'."""
+    ``strict``, ``feasible``, ``score_slots``, ``search``, ``prune_factor`` and
+    ``sat_tolerance`` are :class:`dpc_decode.BeamSearchOptions`' (the last four may also come
+    as entries of the generation config: ``GenerationConfig(search="neurologic")``)."""
     for name, reason in _UNSUPPORTED_ARGUMENTS.items():
         value = kwargs.pop(name, None)
         if value is not None and value is not False and not (isinstance(value, list) and not value):
@@ -73,7 +78,8 @@ def generate(
     is_enc_dec = bool(model.config.is_encoder_decoder)
     request, rest = read_generation_request(
         model, generation_config, kwargs, 1 if is_enc_dec else input_ids.shape[-1],
-        strict=strict, feasible=feasible, score_slots=score_slots,
+        strict=strict, feasible=feasible, score_slots=score_slots, search=search,
+        prune_factor=prune_factor, sat_tolerance=sat_tolerance,
     )
     unused = sorted(k for k, v in rest.items() if v is not None)
     if unused:

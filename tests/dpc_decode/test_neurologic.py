@@ -1,0 +1,124 @@
+"""``search="neurologic"``: NeuroLogic decoding's selection with real endings, on tiny random
+models of every family, against plain beam search and the exhaustive optimum."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from dpc_decode import DpcError, generate, satisfies
+from dpc_decode.exhaustive import exhaustive_best
+
+from .conftest import EOS, tiny_gpt2, tiny_t5
+from .test_search import INPUTS, random_constraints
+
+
+def test_without_constraints_it_is_plain_beam_search(family):
+    name, build = family
+    model = build()
+    for early_stopping in (False, True):
+        plain = generate(model, None, INPUTS, num_beams=4, num_return_sequences=4,
+                         max_new_tokens=10, early_stopping=early_stopping)
+        neuro = generate(model, None, INPUTS, num_beams=4, num_return_sequences=4,
+                         max_new_tokens=10, early_stopping=early_stopping, search="neurologic")
+        assert [[o.token_ids for o in r] for r in neuro] == \
+               [[o.token_ids for o in r] for r in plain], name
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_output_satisfies_when_the_budget_allows(family, seed):
+    name, build = family
+    model = build(seed=seed)
+    rng = random.Random(seed)
+    per_input = [random_constraints(rng, 40, rng.randint(1, 4)) for _ in INPUTS]
+    banned = [[[rng.randrange(2, 40)]] for _ in INPUTS]
+    results = generate(model, None, INPUTS, per_input, banned=banned, num_beams=6,
+                       num_return_sequences=3, max_new_tokens=12, search="neurologic",
+                       prune_factor=8, sat_tolerance=1)
+    for sets, bans, outputs in zip(per_input, banned, results):
+        assert outputs, name
+        for out in outputs:
+            assert out.satisfied == satisfies(list(out.token_ids), sets, bans)
+            if not any(all(b[0] in alt for alt in s) for s in sets for b in bans):
+                assert out.satisfied, (name, sets, bans, out)
+        scores = [o.score for o in outputs]
+        assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize("build", [tiny_t5, tiny_gpt2], ids=["t5", "gpt2"])
+def test_against_exhaustive_search(build):
+    """Never beats the exhaustive optimum (a scoring bug would), always satisfies (a met answer
+    exists within the budget), and finds the optimum in a good share of cases, on the tight
+    budgets of ``test_search.test_against_exhaustive_search``."""
+    vocab, max_new, found, cases = 6, 4, 0, 0
+    for seed in range(10):
+        model = build(vocab=vocab, seed=seed)
+        rng = random.Random(seed)
+        sets = [[[rng.randrange(2, vocab)]], [[rng.randrange(2, vocab), rng.randrange(2, vocab)]]]
+        best_lp, _ = exhaustive_best(model, [2, 3, 4], sets, vocab, max_new, EOS)
+        out = generate(model, None, [[2, 3, 4]], sets, num_beams=8, max_new_tokens=max_new,
+                       length_penalty=0.0, search="neurologic")[0][0]
+        assert out.satisfied
+        assert out.log_prob <= best_lp + 1e-4
+        cases += 1
+        found += abs(out.log_prob - best_lp) < 1e-4
+    print(f"\n{build.__name__}: NeuroLogic (8 beams) found the exhaustive optimum in "
+          f"{found}/{cases} cases")
+    assert found >= 0.5 * cases
+
+
+def _log_probs_after(model, prompt: list[int], generated: list[int]) -> torch.Tensor:
+    """The model's next-token log-probabilities after ``prompt`` and ``generated``."""
+    with torch.no_grad():
+        if model.config.is_encoder_decoder:
+            start = model.config.decoder_start_token_id
+            out = model(input_ids=torch.tensor([prompt]),
+                        decoder_input_ids=torch.tensor([[start, *generated]]))
+        else:
+            out = model(input_ids=torch.tensor([prompt + generated]))
+    return torch.log_softmax(out.logits[0, -1], -1)
+
+
+def test_outputs_end_only_as_the_model_ends_them(family):
+    """Real endings: a finished output ends with an end token the model ranks among its top
+    ``2 * num_beams`` at that point (NeuroLogic offers no ending the model did not choose), and
+    its log-probability is the model's own, end token included. Under ``"dba"`` an ending is
+    offered to every beam whatever its rank: that is what the option changes."""
+    name, build = family
+    ends = list(range(10, 40))  # many end tokens, so that a random model ends at all
+    beams, ended = 4, 0
+    for seed in range(4):
+        model = build(seed=seed)
+        rng = random.Random(seed)
+        sets = [random_constraints(rng, 10, 2) for _ in INPUTS]
+        results = generate(model, None, INPUTS, sets, num_beams=beams,
+                           num_return_sequences=beams, max_new_tokens=12, search="neurologic",
+                           eos_token_id=ends)
+        for prompt, outputs in zip(INPUTS, results):
+            for out in outputs:
+                if not out.finished:
+                    continue
+                ended += 1
+                assert out.end_token_id in ends
+                tokens = list(out.token_ids)
+                log_probs = _log_probs_after(model, prompt, tokens)
+                rank = int((log_probs > log_probs[out.end_token_id]).sum())
+                assert rank < 2 * beams, (name, rank)
+                total = sum(float(_log_probs_after(model, prompt, tokens[:i])[t])
+                            for i, t in enumerate(tokens)) + float(log_probs[out.end_token_id])
+                assert out.log_prob == pytest.approx(total, abs=1e-3), name
+    assert ended, name
+
+
+def test_its_options_are_checked():
+    model = tiny_gpt2()
+    with pytest.raises(DpcError, match=r"`search` \(='astar'\) is not one of dba, neurologic"):
+        generate(model, None, INPUTS, [[[3]]], search="astar")
+    with pytest.raises(DpcError, match=r"`score_slots` \(=2\) is dynamic beam allocation's"):
+        generate(model, None, INPUTS, [[[3]]], search="neurologic", score_slots=2)
+    with pytest.raises(DpcError, match=r"`prune_factor` \(=0\) must be an integer"):
+        generate(model, None, INPUTS, [[[3]]], search="neurologic", prune_factor=0)
+    with pytest.raises(DpcError, match=r"`sat_tolerance` \(=-1\) must be an integer"):
+        generate(model, None, INPUTS, [[[3]]], search="neurologic", sat_tolerance=-1)
