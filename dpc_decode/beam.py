@@ -208,7 +208,8 @@ def within_tolerance(met_count: torch.Tensor, valid: torch.Tensor, tolerance: in
 
 
 def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torch.Tensor,
-                        valid: torch.Tensor, beams: int) -> Allocation:
+                        valid: torch.Tensor, beams: int, score_slots: int = 0,
+                        slot_eligible: torch.Tensor | None = None) -> Allocation:
     """NeuroLogic decoding's selection (Lu et al. 2021, ``_sequential_topk`` of its reference
     code), as an :class:`Allocation`: candidates (all (batch, n)) are grouped by *which* sets
     they have met (``group``, :func:`group_keys`), not how many. The ``beams`` best candidates
@@ -236,5 +237,11 @@ def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torc
     sorted_rank = torch.where(sorted_group >= 0, position - group_start, n)
     rank = torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)  # (batch, n)
     tier = torch.where(valid & complete & (rank < beams), 0, torch.where(valid, 1, 2))
+    if score_slots:
+        eligible = valid if slot_eligible is None else valid & slot_eligible
+        slots = min(score_slots, n)
+        best = torch.where(eligible, score, score.new_full((), float("-inf"))).topk(slots, -1)
+        lead = torch.zeros_like(valid).scatter_(-1, best.indices, True) & eligible
+        tier = torch.where(lead, -1, tier)
     final = lexsort(tier, rank, -score)  # (batch, n) candidate columns in allocation order
     return Allocation(final, position)

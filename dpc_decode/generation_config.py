@@ -196,14 +196,17 @@ def read_generation_request(
     search: str | None = None,
     prune_factor: int | None = None,
     sat_tolerance: int | None = None,
+    lookahead: int | None = None,
+    lookahead_weight: float | None = None,
 ) -> tuple[GenerationRequest, dict[str, Any]]:
     """Merge settings as transformers does (``kwargs`` > ``generation_config`` > the model's),
     refuse what dpc cannot apply, and map the rest to dpc options and score settings.
 
     ``input_width`` is the length of ``input_ids`` (decoder-only) or 1 (encoder-decoder), to turn
     ``max_length`` / ``min_length`` into new tokens. ``strict``, ``feasible``, ``score_slots``,
-    ``search``, ``prune_factor`` and ``sat_tolerance`` are dpc's own
-    (:class:`~dpc_decode.options.BeamSearchOptions`); the last four, when not given, are read
+    ``search``, ``prune_factor``, ``sat_tolerance``, ``lookahead`` and ``lookahead_weight`` are
+    dpc's own (:class:`~dpc_decode.options.BeamSearchOptions`); all but the first two, when not
+    given, are read
     from the generation config where it carries them as entries of its own
     (``GenerationConfig(num_beams=8, search="neurologic")``), and are refused when sampling.
     Returns the request and the kwargs that are not generation settings (model inputs such as
@@ -281,7 +284,8 @@ def read_generation_request(
     }
     options: BeamSearchOptions | SamplingOptions
     given = {"score_slots": score_slots, "search": search, "prune_factor": prune_factor,
-             "sat_tolerance": sat_tolerance}
+             "sat_tolerance": sat_tolerance, "lookahead": lookahead,
+             "lookahead_weight": lookahead_weight}
     beam_options = {}
     for name, value in given.items():
         if value is None:

@@ -14,6 +14,7 @@ reordering those would copy identical tensors onto themselves.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Sequence
 from typing import Any
@@ -228,6 +229,23 @@ class ModelRunner:
         self.cache = self._returned_cache(out)
         return out.logits[:, -1, :].float()
 
+    def fork(self, rows: torch.Tensor) -> ModelRunner:
+        """A runner of its own over copies of rows ``rows`` (any of them, repeats allowed):
+        stepping it leaves this one as it was (the lookahead's rollouts). The cache's tensors
+        are not copied whole: each layer of the fork holds an ``index_select`` of this one's,
+        and a step appends to the fork's tensors only."""
+        other = copy.copy(self)
+        other.cache = _forked_cache(self.cache, rows)
+        if self.is_encoder_decoder:
+            assert self._encoder_hidden is not None and self._encoder_mask is not None
+            other._encoder_hidden = self._encoder_hidden[rows]
+            other._encoder_mask = self._encoder_mask[rows]
+        else:
+            assert self._attention_mask is not None and self._next_position is not None
+            other._attention_mask = self._attention_mask[rows]
+            other._next_position = self._next_position[rows]
+        return other
+
     def select(self, index: torch.Tensor) -> bool:
         """Keep only rows ``index`` (in that order): the cache and every per-row state shrink to
         ``len(index)`` rows, so finished rows stop costing forward passes. Returns ``False`` (and
@@ -259,3 +277,22 @@ class ModelRunner:
             cache.reorder_cache(index)
         else:  # pragma: no cover - legacy tuple caches are gone from transformers 5
             raise DpcError(f"cannot reorder a cache of type {type(cache).__name__} for beam search")
+
+
+def _forked_cache(cache: Cache | None, rows: torch.Tensor) -> Cache | None:
+    """A cache of rows ``rows`` of ``cache`` that shares no layer object with it: the container
+    and its layers are shallow copies, each layer's tensors replaced by an ``index_select``
+    (``reorder_cache``), so neither cache's later updates reach the other."""
+    if cache is None:
+        return None
+    if isinstance(cache, EncoderDecoderCache):
+        forked = copy.copy(cache)
+        forked.self_attention_cache = _forked_cache(cache.self_attention_cache, rows)
+        forked.cross_attention_cache = _forked_cache(cache.cross_attention_cache, rows)
+        return forked
+    if not hasattr(cache, "layers"):  # pragma: no cover - every transformers 5 cache has layers
+        raise DpcError(f"cannot copy rows of a cache of type {type(cache).__name__}")
+    forked = copy.copy(cache)
+    forked.layers = [copy.copy(layer) for layer in cache.layers]
+    forked.reorder_cache(rows)
+    return forked

@@ -92,8 +92,9 @@ class BeamSearchOptions(DecodeOptions):
         of the step can be dropped for one that met a set sooner. ``num_beams``: the beams of
         plain beam search (EOS held back until every set is met), so an output plain search
         would find that meets the sets is found too. Without constraints it changes nothing.
-        CommonGen chose its value on dev (benchmarks/commongen/RESULTS.md). Dynamic beam
-        allocation's (``search="dba"``) only.
+        CommonGen chose its value on dev (benchmarks/commongen/RESULTS.md). Under
+        ``search="neurologic"`` the same: that many of the step's best non-ending candidates
+        by score lead, then NeuroLogic's order.
     search : "dba" or "neurologic"
         How the beams are chosen each step under constraints (without constraints both are
         plain beam search). ``"dba"``: dynamic beam allocation over banks of constraint
@@ -116,6 +117,17 @@ class BeamSearchOptions(DecodeOptions):
     sat_tolerance : int
         ``search="neurologic"``: candidates that have met more than this many sets fewer than
         the most advanced candidate of their input are dropped (NeuroLogic's scripts: 2).
+    lookahead : int
+        ``search="neurologic"``: NeuroLogic A*esque's lookahead (Lu et al. 2022), 0 (the
+        default) for none. Each step, the first ``2 * num_beams`` candidates in NeuroLogic's
+        order that have not met every set are rolled out greedily this many tokens (one
+        batched model call a token, from a copy of their cache); each one's estimate of its
+        future is the best log-probability, over the rollout's positions, of a token that
+        starts (or continues) an alternative of a set it has not met, and the candidates are
+        ordered again by ``score / (step + 1) + lookahead_weight * future``. The rollouts read
+        the model's raw log-probabilities (no logits processor, no mask).
+    lookahead_weight : float
+        The weight of that estimate (A*esque's CommonGen scripts: 0.25 for greedy rollouts).
     """
 
     num_beams: int = 4
@@ -126,6 +138,8 @@ class BeamSearchOptions(DecodeOptions):
     search: Literal["dba", "neurologic"] = "dba"
     prune_factor: int = 50
     sat_tolerance: int = 2
+    lookahead: int = 0
+    lookahead_weight: float = 0.25
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -135,11 +149,11 @@ class BeamSearchOptions(DecodeOptions):
         check_int("prune_factor", self.prune_factor, 1)
         check_int("sat_tolerance", self.sat_tolerance, 0)
         check_choice("search", self.search, SEARCHES)
-        if self.search == "neurologic" and self.score_slots:
-            raise DpcError(
-                f"`score_slots` (={self.score_slots}) is dynamic beam allocation's (search='dba'); "
-                "search='neurologic' already keeps the hypotheses that meet every set first, "
-                "by score: pass score_slots=0")
+        check_int("lookahead", self.lookahead, 0)
+        check_float("lookahead_weight", self.lookahead_weight, 0)
+        if self.lookahead and self.search != "neurologic":
+            raise DpcError(f"`lookahead` (={self.lookahead}) is NeuroLogic A*esque's: it needs "
+                           f"search='neurologic' (search is {self.search!r})")
         check_float("length_penalty", self.length_penalty)
         if self.num_return_sequences > self.num_beams:
             raise DpcError(

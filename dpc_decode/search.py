@@ -407,7 +407,7 @@ def beam_search(
         if neurologic:
             assert isinstance(search, _ConstraintSearch)
             scored, states, allocation = _score_neurologic(log_probs, beam_scores, search, eos,
-                                                           vocab, options)
+                                                           vocab, options, runner, running, step)
             _end_model_choices(pool, scored, model_columns, history, step, done, options)
             if last:  # the length cap ends the head's other candidates too
                 _end_head(pool, replace(scored, valid=scored.valid & ~scored.is_eos),
@@ -523,22 +523,88 @@ def _score_neurologic(
     eos: torch.Tensor,
     vocab: int,
     options: BeamSearchOptions,
+    runner: ModelRunner,
+    running: torch.Tensor,  # (A,)
+    step: int,
 ) -> tuple[_Scored, _States, Allocation]:
     """The step's candidates under NeuroLogic (:func:`_neurologic_candidates`), their states,
     repeats dropped, those more than ``sat_tolerance`` sets behind dropped
     (:func:`~dpc_decode.beam.within_tolerance`), and their order
     (:func:`~dpc_decode.beam.neurologic_allocate`, grouped by the sets met were each to end
-    now)."""
+    now), the first ``2K`` ordered again by :func:`_lookahead` where ``options.lookahead``."""
     parent, token, score = _neurologic_candidates(log_probs, beam_scores, search.letters(),
                                                   options.prune_factor)
     states, _, met_rank, score, ended_met = search.states(parent, token, score)
     score = _drop_repeats(parent, token, score, vocab)
     valid = within_tolerance(ended_met.sum(-1), torch.isfinite(score), options.sat_tolerance)
     score = score.masked_fill(~valid, NEG_INF)  # (B, C)
-    allocation = neurologic_allocate(group_keys(ended_met), ended_met.all(-1), score, valid,
-                                     beam_scores.shape[1])
-    scored = _Scored(parent, token, score, valid, is_eos_token(token, eos), met_rank)
+    is_eos = is_eos_token(token, eos)
+    group, complete = group_keys(ended_met), ended_met.all(-1)  # (B, C) each
+    beams = beam_scores.shape[1]
+    allocation = neurologic_allocate(group, complete, score, valid, beams, options.score_slots,
+                                     ~is_eos)
+    scored = _Scored(parent, token, score, valid, is_eos, met_rank)
+    if options.lookahead:
+        width = min(2 * beams, score.shape[1])
+        short = allocation.order[:, :width]  # (B, W) the candidates the lookahead reorders
+        future = _lookahead(runner, running, search, scored, states[0], ended_met, short,
+                            options.lookahead)  # (B, W)
+        rank_score = score.gather(1, short) / (step + 1) + options.lookahead_weight * future
+        again = neurologic_allocate(group.gather(1, short), complete.gather(1, short),
+                                    rank_score, valid.gather(1, short), beams,
+                                    options.score_slots, ~is_eos.gather(1, short))
+        order = torch.cat([short.gather(1, again.order), allocation.order[:, width:]], dim=1)
+        allocation = Allocation(order, allocation.key)  # key: positions, the order is final
     return scored, states, allocation
+
+
+def _lookahead(
+    runner: ModelRunner,
+    running: torch.Tensor,  # (A,) inputs whose beams are the runner's rows, in its order
+    search: _ConstraintSearch,
+    scored: _Scored,
+    node: torch.Tensor,  # (B, C) automaton node of each candidate
+    ended_met: torch.Tensor,  # (B, C, S)
+    short: torch.Tensor,  # (B, W) candidate columns to estimate
+    steps: int,
+) -> torch.Tensor:
+    """NeuroLogic A*esque's estimate of each candidate's future (B, W): a greedy rollout of
+    ``steps`` tokens from the candidate (all of them in one batch, on a fork of the runner's
+    cache), and the best log-probability, over the rollout's positions, of a token that starts
+    or continues an alternative of a set the candidate has not met (the automaton is walked
+    along the rollout). 0 for candidates that have met every set, end, are invalid, belong to
+    a done input, or for which no such token exists. One host sync (whether any candidate
+    rolls out)."""
+    a = search.automaton
+    batch, beams = search.batch, search.beams
+    cols = short.shape[1]
+    position = torch.full((batch,), -1, dtype=torch.long, device=short.device)
+    position[running] = torch.arange(running.numel(), device=short.device)
+    met = ended_met.gather(1, short.unsqueeze(-1).expand(-1, -1, ended_met.shape[-1]))  # (B, W, S)
+    roll = (scored.valid.gather(1, short) & ~scored.is_eos.gather(1, short) & ~met.all(-1)
+            & (position >= 0).unsqueeze(1))  # (B, W)
+    future = torch.zeros((batch, cols), device=short.device)
+    if not bool(roll.any()):
+        return future
+    at_input, at_col = roll.nonzero(as_tuple=True)  # (N,) each
+    column = short[at_input, at_col]  # (N,)
+    fork = runner.fork(position[at_input] * beams + scored.parent[at_input, column])
+    token = scored.token[at_input, column]  # (N,)
+    state = node[at_input, column]  # (N,)
+    wanted = ~met[at_input, at_col]  # (N, S)
+    block = search.input_block[at_input]  # (N, 1)
+    best = torch.full((token.shape[0],), NEG_INF, device=short.device)
+    for _ in range(steps):
+        log_probs = torch.log_softmax(fork.step(token), dim=-1)  # (N, V)
+        letters = a.leaving[state]  # (N, M) tokens leaving the root from here
+        reached = a.next_node[state.unsqueeze(1), a.block_symbols(block, letters)]  # (N, M)
+        starts = (rows_at(a.useful, reached) & wanted.unsqueeze(1)).any(-1)  # (N, M)
+        best = torch.maximum(best, log_probs.gather(1, letters).masked_fill(~starts, NEG_INF)
+                             .amax(-1))
+        token = log_probs.argmax(-1)
+        state = a.next_node[state, a.block_symbols(block, token.unsqueeze(1)).squeeze(1)]
+    future[at_input, at_col] = torch.where(torch.isfinite(best), best, 0.0)
+    return future
 
 
 def _end_model_choices(

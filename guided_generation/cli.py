@@ -123,6 +123,16 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--min-new-tokens", type=int, default=d.min_new_tokens)
     p.add_argument("--no-repeat-ngram-size", type=int, default=d.no_repeat_ngram_size)
     p.add_argument("--length-penalty", type=float, default=d.length_penalty)
+    p.add_argument("--search", default=d.search, choices=("dba", "neurologic"),
+                   help=f"the engine's beam selection under constraints (default {d.search})")
+    p.add_argument("--prune-factor", type=int, default=d.prune_factor,
+                   help="--search neurologic: constraint tokens kept only among the step's N best")
+    p.add_argument("--sat-tolerance", type=int, default=d.sat_tolerance,
+                   help="--search neurologic: candidates at most N sets behind the best are kept")
+    p.add_argument("--lookahead", type=int, default=d.lookahead,
+                   help="--search neurologic: A*esque greedy rollouts of N tokens (0: none)")
+    p.add_argument("--lookahead-weight", type=float, default=d.lookahead_weight,
+                   help="--search neurologic: the weight of the rollouts' estimate")
     p.add_argument("--rank", default=d.rank, help=f"graph keyword ranking: {', '.join(RANKS)}")
     p.add_argument("--rerank", default=d.rerank, help=f"final order: {', '.join(RERANKS)} "
                    "(nll: likelihood; pmi: likelihood gain over an empty input; mmr: diverse)")
@@ -223,7 +233,9 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
     return GuidedOptions(
         n=args.n, m=args.m, k=args.k, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
         min_new_tokens=args.min_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
-        length_penalty=args.length_penalty, rank=args.rank, rerank=args.rerank,
+        length_penalty=args.length_penalty, search=args.search, prune_factor=args.prune_factor,
+        sat_tolerance=args.sat_tolerance, lookahead=args.lookahead,
+        lookahead_weight=args.lookahead_weight, rank=args.rank, rerank=args.rerank,
         mmr_lambda=args.mmr_lambda, template_limit=args.template_limit or None,
         constraint_mode=args.constraint_mode,
         capitalized=args.capitalized, plain_row=args.plain_row,

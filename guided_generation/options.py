@@ -169,6 +169,9 @@ class GuidedOptions:
         Longer inputs are cut to this many tokens, and the result says so.
     batch_rows : int
         Rows decoded at once; bounds memory (``batch_rows * num_beams`` hypotheses per step).
+    search, prune_factor, sat_tolerance, lookahead, lookahead_weight
+        The engine's beam selection under constraints and its settings
+        (:class:`dpc_decode.BeamSearchOptions`; ``"dba"``, as in every release so far).
     """
 
     n: int = 20
@@ -198,6 +201,11 @@ class GuidedOptions:
     parts_of_speech: bool = True
     max_input_tokens: int = 64
     batch_rows: int = 100
+    search: Literal["dba", "neurologic"] = "dba"
+    prune_factor: int = 50
+    sat_tolerance: int = 2
+    lookahead: int = 0
+    lookahead_weight: float = 0.25
 
     def __post_init__(self) -> None:
         error = GuidedGenerationError
@@ -238,4 +246,9 @@ class GuidedOptions:
             min_new_tokens=self.min_new_tokens,
             no_repeat_ngram_size=self.no_repeat_ngram_size,
             length_penalty=self.length_penalty,
+            search=self.search,
+            prune_factor=self.prune_factor,
+            sat_tolerance=self.sat_tolerance,
+            lookahead=self.lookahead,
+            lookahead_weight=self.lookahead_weight,
         )

@@ -1,8 +1,8 @@
 """CommonGen dev: a grid of decoding settings on the choice half, one setting after another.
 
 Each argument is ``MODE:BEAMS:SCORE_SLOTS`` and optional ``:``-separated extras (``first``:
-``plain_first``; ``neurologic``: that search; ``p50``, ``t2``, ``lp0.2``: its prune factor, sat
-tolerance, length penalty; ``_extras``), e.g. ``dpc:8:0:neurologic:lp0.2``; every
+``plain_first``; ``neurologic``: that search; ``p50``, ``t2``, ``lp0.2``, ``la5``, ``lw0.25``: its prune
+factor, sat tolerance, length penalty, lookahead steps and weight; ``_extras``), e.g. ``dpc:8:0:neurologic:lp0.2``; every
 setting decodes the same distinct dev sets (``--start``, ``--limit``) in batches of 16 with
 :class:`tasks.commongen.decoding.DecodeSettings` (the other fields at their defaults,
 ``--early-stopping`` or not) and prints its seconds and scores as one JSON line (appended to
@@ -44,7 +44,7 @@ DATA = ROOT.parent / "shared/data/commongen"
 def _extras(extra: list[str]) -> dict[str, object]:
     """The ``DecodeSettings`` fields of a setting's tail: ``first`` (plain first),
     ``neurologic`` or ``dba`` (the search), ``pN`` (prune factor), ``tN`` (sat tolerance),
-    ``lpX`` (length penalty)."""
+    ``lpX`` (length penalty), ``laN`` (lookahead steps), ``lwX`` (lookahead weight)."""
     fields: dict[str, object] = {"plain_first": False}
     for item in extra:
         if item == "first":
@@ -53,17 +53,22 @@ def _extras(extra: list[str]) -> dict[str, object]:
             fields["search"] = item
         elif item.startswith("lp"):
             fields["length_penalty"] = float(item[2:])
+        elif item.startswith("la") and item[2:].isdigit():
+            fields["lookahead"] = int(item[2:])
+        elif item.startswith("lw"):
+            fields["lookahead_weight"] = float(item[2:])
         elif item[:1] in ("p", "t") and item[1:].isdigit():
             fields["prune_factor" if item[0] == "p" else "sat_tolerance"] = int(item[1:])
         else:
-            raise ValueError(f"{item!r} is not first, dba, neurologic, pN, tN or lpX")
+            raise ValueError(f"{item!r} is not first, dba, neurologic, pN, tN, lpX, laN or lwX")
     return fields
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("settings", nargs="+",
-                    help="MODE:BEAMS:SCORE_SLOTS[:first][:neurologic][:pN][:tN][:lpX], e.g. dpc:8:5")
+                    help="MODE:BEAMS:SCORE_SLOTS[:first][:neurologic][:pN][:tN][:lpX][:laN][:lwX], "
+                    "e.g. dpc:8:5")
     ap.add_argument("--model", default=str(BUNDLED_SENTENCE_LM))
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--limit", type=int, default=160)

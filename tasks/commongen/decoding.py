@@ -99,7 +99,8 @@ class DecodeSettings:
     constrained mode, every set is first decoded without constraints, and a set keeps that
     sentence when one of its read beams uses every concept in its tagged part of speech; only
     the others are decoded with constraints (generate, verify, constrain what failed);
-    ``search``, ``prune_factor``, ``sat_tolerance``, ``length_penalty``: the engine's
+    ``search``, ``prune_factor``, ``sat_tolerance``, ``length_penalty``, ``lookahead``,
+    ``lookahead_weight``: the engine's
     (:class:`dpc_decode.BeamSearchOptions`). The defaults were chosen on the first half of CommonGen dev and confirmed once on the second
     (benchmarks/commongen/RESULTS.md)."""
 
@@ -116,6 +117,8 @@ class DecodeSettings:
     prune_factor: int = 50
     sat_tolerance: int = 2
     length_penalty: float = 1.0
+    lookahead: int = 0
+    lookahead_weight: float = 0.25
 
     def __post_init__(self) -> None:
         _check_mode(self.mode)
@@ -123,6 +126,11 @@ class DecodeSettings:
         check_int("prune_factor", self.prune_factor, 1)
         check_int("sat_tolerance", self.sat_tolerance, 0)
         check_float("length_penalty", self.length_penalty)
+        check_int("lookahead", self.lookahead, 0)
+        check_float("lookahead_weight", self.lookahead_weight, 0)
+        if self.lookahead and self.search != "neurologic":
+            raise TaskError(f"lookahead {self.lookahead} needs search 'neurologic', not "
+                            f"{self.search!r}")
         check_int("num_beams", self.num_beams, 1)
         check_int("max_new_tokens", self.max_new_tokens, 1)
         check_int("batch_size", self.batch_size, 1)
@@ -218,6 +226,8 @@ class SentenceGenerator:
             early_stopping=settings.early_stopping, max_new_tokens=settings.max_new_tokens,
             search=settings.search, prune_factor=settings.prune_factor,
             sat_tolerance=settings.sat_tolerance, length_penalty=settings.length_penalty,
+            lookahead=settings.lookahead if settings.mode != "plain" else 0,
+            lookahead_weight=settings.lookahead_weight,
             eos_token_id=self.eos,
             batch_size=settings.batch_size, generation_config=None, logits_processor=processors)
         plain = settings.mode == "plain"

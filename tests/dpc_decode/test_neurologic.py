@@ -116,9 +116,59 @@ def test_its_options_are_checked():
     model = tiny_gpt2()
     with pytest.raises(DpcError, match=r"`search` \(='astar'\) is not one of dba, neurologic"):
         generate(model, None, INPUTS, [[[3]]], search="astar")
-    with pytest.raises(DpcError, match=r"`score_slots` \(=2\) is dynamic beam allocation's"):
-        generate(model, None, INPUTS, [[[3]]], search="neurologic", score_slots=2)
     with pytest.raises(DpcError, match=r"`prune_factor` \(=0\) must be an integer"):
         generate(model, None, INPUTS, [[[3]]], search="neurologic", prune_factor=0)
     with pytest.raises(DpcError, match=r"`sat_tolerance` \(=-1\) must be an integer"):
         generate(model, None, INPUTS, [[[3]]], search="neurologic", sat_tolerance=-1)
+
+
+def test_a_forked_runner_steps_as_its_rows_would_and_leaves_them_alone(family):
+    """The lookahead's rollouts run on :meth:`ModelRunner.fork`: its rows step exactly as the
+    rows they copy, and stepping it changes nothing of the runner it came from."""
+    from dpc_decode.model_runner import ModelRunner
+
+    name, build = family
+    model = build()
+    ids = torch.tensor([[5, 6, 7, 8], [0, 9, 10, 11]])
+    mask = torch.tensor([[1, 1, 1, 1], [0, 1, 1, 1]])
+
+    def runner() -> ModelRunner:
+        r = ModelRunner(model)
+        r.start(ids, mask)
+        r.expand(2)
+        r.step(torch.tensor([3, 4, 5, 6]))
+        return r
+
+    original, untouched = runner(), runner()
+    fork = original.fork(torch.tensor([1, 1, 2]))
+    forked = fork.step(torch.tensor([8, 8, 9]))
+    fork.step(torch.tensor([12, 13, 14]))
+    after = original.step(torch.tensor([7, 8, 9, 10]))
+    assert torch.allclose(forked, after[[1, 1, 2]], atol=1e-5), name
+    assert torch.allclose(after, untouched.step(torch.tensor([7, 8, 9, 10])), atol=1e-5), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_lookahead_keeps_every_promise(family, seed):
+    """With a lookahead every output still satisfies when the budget allows, best first; the
+    lookahead reorders candidates only, so without constraints it changes nothing."""
+    name, build = family
+    model = build(seed=seed)
+    rng = random.Random(seed)
+    per_input = [random_constraints(rng, 40, rng.randint(1, 3)) for _ in INPUTS]
+    results = generate(model, None, INPUTS, per_input, num_beams=4, num_return_sequences=2,
+                       max_new_tokens=10, search="neurologic", lookahead=3, lookahead_weight=1.0)
+    for sets, outputs in zip(per_input, results):
+        for out in outputs:
+            assert out.satisfied == satisfies(list(out.token_ids), sets, [])
+            assert out.satisfied, (name, sets, out)
+        assert [o.score for o in outputs] == sorted((o.score for o in outputs), reverse=True)
+    plain = generate(model, None, INPUTS, num_beams=4, max_new_tokens=10)
+    looked = generate(model, None, INPUTS, num_beams=4, max_new_tokens=10, search="neurologic",
+                      lookahead=3)
+    assert [[o.token_ids for o in r] for r in looked] == [[o.token_ids for o in r] for r in plain]
+
+
+def test_the_lookahead_needs_neurologic():
+    with pytest.raises(DpcError, match=r"`lookahead` \(=2\) is NeuroLogic A\*esque's"):
+        generate(tiny_gpt2(), None, INPUTS, [[[3]]], lookahead=2)

@@ -52,6 +52,8 @@ def generate(
     search: str | None = None,
     prune_factor: int | None = None,
     sat_tolerance: int | None = None,
+    lookahead: int | None = None,
+    lookahead_weight: float | None = None,
     tokenize: Any = None,
     **kwargs: Any,
 ) -> Any:
@@ -62,9 +64,10 @@ def generate(
     :class:`dpc_decode.GeneratedSequence` reports). ``logits_processor`` objects are applied
     after the ones the settings ask for, as transformers does. ``tokenize`` is
     :class:`dpc_decode.TokenizeOptions` for text constraints (``whole_word=True``: whole words);
-    ``strict``, ``feasible``, ``score_slots``, ``search``, ``prune_factor`` and
-    ``sat_tolerance`` are :class:`dpc_decode.BeamSearchOptions`' (the last four may also come
-    as entries of the generation config: ``GenerationConfig(search="neurologic")``)."""
+    ``strict``, ``feasible``, ``score_slots``, ``search``, ``prune_factor``,
+    ``sat_tolerance``, ``lookahead`` and ``lookahead_weight`` are
+    :class:`dpc_decode.BeamSearchOptions`' (all but the first two may also come as entries of
+    the generation config: ``GenerationConfig(search="neurologic")``)."""
     for name, reason in _UNSUPPORTED_ARGUMENTS.items():
         value = kwargs.pop(name, None)
         if value is not None and value is not False and not (isinstance(value, list) and not value):
@@ -79,7 +82,8 @@ def generate(
     request, rest = read_generation_request(
         model, generation_config, kwargs, 1 if is_enc_dec else input_ids.shape[-1],
         strict=strict, feasible=feasible, score_slots=score_slots, search=search,
-        prune_factor=prune_factor, sat_tolerance=sat_tolerance,
+        prune_factor=prune_factor, sat_tolerance=sat_tolerance, lookahead=lookahead,
+        lookahead_weight=lookahead_weight,
     )
     unused = sorted(k for k, v in rest.items() if v is not None)
     if unused:
