@@ -212,13 +212,17 @@ def extra_ops(model: Any, inputs: list[list[int]], constraints: Any, beams: int)
 
 
 def measure(model: Any, inputs: list[list[int]], constraints: Any, *, beams: int, repeats: int,
-            device: torch.device, baselines: bool, ops: bool, profile_gpu: bool = True) -> dict[str, Any]:
-    """One configuration: DPC vs the same engine plain, plus transformers 5 and the floor."""
+            device: torch.device, baselines: bool, ops: bool, profile_gpu: bool = True,
+            search: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One configuration: DPC vs the same engine plain, plus transformers 5 and the floor.
+    ``search``: the constrained side's search options (``{"search": "neurologic"}``)."""
     opts = BeamSearchOptions(num_beams=beams, max_new_tokens=STEPS)
+    con_opts = BeamSearchOptions(num_beams=beams, max_new_tokens=STEPS, **(search or {}))
     out: dict[str, Any] = {}
 
     def dpc() -> None:
-        out["dpc"] = generate(model, None, inputs, constraints, options=opts, eos_token_id=None)
+        out["dpc"] = generate(model, None, inputs, constraints, options=con_opts,
+                              eos_token_id=None)
 
     def plain() -> None:
         generate(model, None, inputs, None, options=opts, eos_token_id=None)
@@ -337,8 +341,10 @@ def run_proxy(args: argparse.Namespace, report: dict[str, Any]) -> None:
             cons = sets
         if args.shape and not any(part in label for part in args.shape):
             continue  # drawn all the same: the other shapes keep their inputs
-        row = {"shape": label, **measure(model, inputs, cons, beams=beams, repeats=args.repeats,
-                                         device=device, baselines=False, ops=True)}
+        search = {"search": args.search, "lookahead": args.lookahead}
+        row = {"shape": label, **search,
+               **measure(model, inputs, cons, beams=beams, repeats=args.repeats, device=device,
+                         baselines=False, ops=args.search == "dba", search=search)}
         report["proxy"].append(row)
         print(json.dumps(row), flush=True)
         save(args, report)
@@ -443,6 +449,10 @@ def main() -> None:
                    choices=["grid", "sweep", "per-row"], help="which parts of the GPU run")
     p.add_argument("--lean", action="store_true",
                    help="transformers 5, the floor and the GPU profiles at batch 128 only")
+    p.add_argument("--search", choices=["dba", "neurologic"], default="dba",
+                   help="--proxy: the constrained side's search (BeamSearchOptions.search)")
+    p.add_argument("--lookahead", type=int, default=0,
+                   help="--proxy, --search neurologic: the lookahead's rollout steps")
     p.add_argument("--budget-s", type=float, default=None,
                    help="start no new measurement after this many seconds (listed as skipped)")
     args = p.parse_args()

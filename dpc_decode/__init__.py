@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from dpc_decode.automaton import Automaton, satisfies
     from dpc_decode.constraints import TokenizeOptions
     from dpc_decode.generation import generate
-    from dpc_decode.options import BeamSearchOptions, SamplingOptions
+    from dpc_decode.options import BeamSearchOptions, SamplingOptions, SearchOptions
     from dpc_decode.outputs import ConstraintMatch, GeneratedSequence
     from dpc_decode.sampling import sample
 
@@ -34,6 +34,7 @@ _LAZY = {
     "generate": "dpc_decode.generation",
     "BeamSearchOptions": "dpc_decode.options",
     "SamplingOptions": "dpc_decode.options",
+    "SearchOptions": "dpc_decode.options",
     "ConstraintMatch": "dpc_decode.outputs",
     "GeneratedSequence": "dpc_decode.outputs",
     "sample": "dpc_decode.sampling",
@@ -57,6 +58,7 @@ __all__ = [
     "DpcError",
     "GeneratedSequence",
     "SamplingOptions",
+    "SearchOptions",
     "TokenizeOptions",
     "UnsatisfiableConstraintsError",
     "generate",

@@ -20,13 +20,15 @@ dpc_errors.DpcError: `length_penalty` (=nan) has to be a finite number
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+import argparse
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 from dpc_decode.errors import DpcError
 from dpc_errors import check_choice, check_float, check_int
 
-__all__ = ["SEARCHES", "BeamSearchOptions", "DecodeOptions", "SamplingOptions"]
+__all__ = ["SEARCHES", "BeamSearchOptions", "DecodeOptions", "SamplingOptions", "SearchOptions",
+           "add_search_arguments", "search_options_from"]
 
 #: The beam selections under constraints (:attr:`BeamSearchOptions.search`).
 SEARCHES = ("dba", "neurologic")
@@ -203,3 +205,69 @@ class SamplingOptions(DecodeOptions):
             check_int("seed", self.seed, 0, 2**64 - 1)  # what torch.Generator.manual_seed takes
         check_float("temperature", self.temperature, 0, open_min=True)
         check_float("top_p", self.top_p, 0, 1, open_min=True)
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """The beam selection under constraints, as one value a task or command hands to the engine
+    (the fields of :class:`BeamSearchOptions` of the same names, checked the same way).
+
+    >>> SearchOptions(search="neurologic", lookahead=3).as_kwargs()["lookahead"]
+    3
+    >>> SearchOptions(lookahead=3)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: `lookahead` (=3) is NeuroLogic A*esque's: it needs search='neurologic' (search is 'dba')
+    """
+
+    search: Literal["dba", "neurologic"] = "dba"
+    prune_factor: int = 50
+    sat_tolerance: int = 2
+    lookahead: int = 0
+    lookahead_weight: float = 0.25
+
+    def __post_init__(self) -> None:
+        BeamSearchOptions(**self.as_kwargs())  # the checks live there
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The fields, as keyword arguments of :func:`dpc_decode.generate`."""
+        return asdict(self)
+
+
+def add_search_arguments(parser: argparse.ArgumentParser,
+                         defaults: SearchOptions | None = None, *, unset: bool = False) -> None:
+    """``--search``, ``--prune-factor``, ``--sat-tolerance``, ``--lookahead`` and
+    ``--lookahead-weight``, defaulting to ``defaults`` (the command's own; ``None``:
+    :class:`SearchOptions`'), or with ``unset`` to ``None`` (the command's settings object
+    fills them in): the same flags on every command that decodes under constraints (read back
+    with :func:`search_options_from`)."""
+    d = defaults or SearchOptions()
+
+    def default(name: str) -> Any:
+        return None if unset else getattr(d, name)
+
+    def shown(name: str) -> str:
+        return "the command's" if unset else str(getattr(d, name))
+
+    parser.add_argument("--search", choices=SEARCHES, default=default("search"),
+                        help="the engine's beam selection under constraints (default "
+                        f"{shown('search')})")
+    parser.add_argument("--prune-factor", type=int, default=default("prune_factor"),
+                        help="--search neurologic: constraint tokens kept only among the step's "
+                        f"N best (default {shown('prune_factor')})")
+    parser.add_argument("--sat-tolerance", type=int, default=default("sat_tolerance"),
+                        help="--search neurologic: candidates at most N sets behind the best "
+                        f"are kept (default {shown('sat_tolerance')})")
+    parser.add_argument("--lookahead", type=int, default=default("lookahead"),
+                        help="--search neurologic: A*esque greedy rollouts of N tokens "
+                        f"(default {shown('lookahead')}; 0: none)")
+    parser.add_argument("--lookahead-weight", type=float, default=default("lookahead_weight"),
+                        help="--search neurologic: the weight of the rollouts' estimate "
+                        f"(default {shown('lookahead_weight')})")
+
+
+def search_options_from(args: argparse.Namespace) -> SearchOptions:
+    """The :class:`SearchOptions` of flags :func:`add_search_arguments` registered."""
+    return SearchOptions(search=args.search, prune_factor=args.prune_factor,
+                         sat_tolerance=args.sat_tolerance, lookahead=args.lookahead,
+                         lookahead_weight=args.lookahead_weight)

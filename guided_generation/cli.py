@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from causal_mining.pair import DIRECTIONS
+from dpc_decode.options import SearchOptions, add_search_arguments, search_options_from
 from dpc_device import add_device_arguments
 from dpc_errors import DpcError
 from dpc_files import (
@@ -123,16 +124,8 @@ def add_generate_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentPar
     p.add_argument("--min-new-tokens", type=int, default=d.min_new_tokens)
     p.add_argument("--no-repeat-ngram-size", type=int, default=d.no_repeat_ngram_size)
     p.add_argument("--length-penalty", type=float, default=d.length_penalty)
-    p.add_argument("--search", default=d.search, choices=("dba", "neurologic"),
-                   help=f"the engine's beam selection under constraints (default {d.search})")
-    p.add_argument("--prune-factor", type=int, default=d.prune_factor,
-                   help="--search neurologic: constraint tokens kept only among the step's N best")
-    p.add_argument("--sat-tolerance", type=int, default=d.sat_tolerance,
-                   help="--search neurologic: candidates at most N sets behind the best are kept")
-    p.add_argument("--lookahead", type=int, default=d.lookahead,
-                   help="--search neurologic: A*esque greedy rollouts of N tokens (0: none)")
-    p.add_argument("--lookahead-weight", type=float, default=d.lookahead_weight,
-                   help="--search neurologic: the weight of the rollouts' estimate")
+    add_search_arguments(p, SearchOptions(d.search, d.prune_factor, d.sat_tolerance,
+                                          d.lookahead, d.lookahead_weight))
     p.add_argument("--rank", default=d.rank, help=f"graph keyword ranking: {', '.join(RANKS)}")
     p.add_argument("--rerank", default=d.rerank, help=f"final order: {', '.join(RERANKS)} "
                    "(nll: likelihood; pmi: likelihood gain over an empty input; mmr: diverse)")
@@ -233,9 +226,8 @@ def _options(args: argparse.Namespace) -> GuidedOptions:
     return GuidedOptions(
         n=args.n, m=args.m, k=args.k, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
         min_new_tokens=args.min_new_tokens, no_repeat_ngram_size=args.no_repeat_ngram_size,
-        length_penalty=args.length_penalty, search=args.search, prune_factor=args.prune_factor,
-        sat_tolerance=args.sat_tolerance, lookahead=args.lookahead,
-        lookahead_weight=args.lookahead_weight, rank=args.rank, rerank=args.rerank,
+        length_penalty=args.length_penalty, **search_options_from(args).as_kwargs(),
+        rank=args.rank, rerank=args.rerank,
         mmr_lambda=args.mmr_lambda, template_limit=args.template_limit or None,
         constraint_mode=args.constraint_mode,
         capitalized=args.capitalized, plain_row=args.plain_row,

@@ -64,6 +64,14 @@ def _extras(extra: list[str]) -> dict[str, object]:
     return fields
 
 
+def setting_from_spec(spec: str, **fields: object) -> DecodeSettings:
+    """``MODE:BEAMS:SCORE_SLOTS[:extra...]`` (see the module notes) as ``DecodeSettings``,
+    with ``fields`` (``early_stopping=...``) besides."""
+    mode, beams, slots, *extra = spec.split(":")
+    return DecodeSettings(mode=mode, num_beams=int(beams), score_slots=int(slots),
+                          **{**fields, **_extras(extra)})  # type: ignore[arg-type]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("settings", nargs="+",
@@ -85,10 +93,8 @@ def main() -> None:
     refs = [references[reference_key(s)] for s in sets]
     generator = SentenceGenerator.load(args.model)
     for setting in args.settings:
-        mode, beams, slots, *extra = setting.split(":")
         try:
-            settings = DecodeSettings(mode=mode, num_beams=int(beams), score_slots=int(slots),
-                                      early_stopping=args.early_stopping, **_extras(extra))
+            settings = setting_from_spec(setting, early_stopping=args.early_stopping)
         except (ValueError, DpcError) as err:
             ap.error(f"{setting!r}: {err}")
         texts: list[str] = []

@@ -55,6 +55,9 @@ from tasks.commongen.evaluation import evaluate  # noqa: E402
 from tasks.commongen.generator import prompt  # noqa: E402
 from train.lora import LoraFiles, merged_lora_folder  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from grid import setting_from_spec  # noqa: E402
+
 DATA = ROOT.parent / "shared/data/commongen"
 
 
@@ -123,6 +126,10 @@ def main() -> None:
     ap.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--hf456", type=int, default=0, help="sets also decoded by 4.56.2")
+    ap.add_argument("--setting", action="append", default=[], metavar="NAME=SPEC",
+                    help="one more mode, named NAME, decoded with grid.py's setting SPEC "
+                    "(MODE:BEAMS:SCORE_SLOTS[:extras], e.g. nl=dpc:8:5:neurologic:lp0.5); "
+                    "repeatable")
     ap.add_argument("--out", required=True, help="JSON report")
     ap.add_argument("--outputs", default=None, help="folder for each mode's sentences")
     args = ap.parse_args()
@@ -140,6 +147,12 @@ def main() -> None:
     settings = {m: DecodeSettings(mode=m.removesuffix("+first"), num_beams=args.num_beams,
                                   score_slots=args.score_slots, plain_first=m.endswith("+first"),
                                   **common) for m in modes}
+    for item in args.setting:
+        name, _, spec = item.partition("=")
+        if not spec or name in settings:
+            ap.error(f"--setting {item!r}: NAME=SPEC with a NAME of its own")
+        settings[name] = setting_from_spec(spec, **common)
+        modes.append(name)
     if args.plain_num_beams:  # no score slot: they mean nothing without constraints
         settings["plain"] = DecodeSettings(mode="plain", num_beams=args.plain_num_beams,
                                            score_slots=0, **common)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dpc_decode.options import add_search_arguments
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
 
@@ -74,19 +75,9 @@ def add_commongen_parser(sub: Any) -> argparse.ArgumentParser:
                    help="decode every set without constraints first and keep that sentence "
                    "where it uses every concept in its part of speech; constrain the rest "
                    "(default: see DecodeSettings)")
-    g.add_argument("--search", choices=("dba", "neurologic"), default=None,
-                   help="the engine's beam selection under constraints (default: see "
-                   "DecodeSettings)")
-    g.add_argument("--prune-factor", type=int, default=None,
-                   help="--search neurologic: constraint tokens kept only among the step's N best")
-    g.add_argument("--sat-tolerance", type=int, default=None,
-                   help="--search neurologic: candidates at most N sets behind the best are kept")
+    add_search_arguments(g, unset=True)  # unset: DecodeSettings' defaults
     g.add_argument("--length-penalty", type=float, default=None,
                    help="outputs ranked by log-prob / length ** this (default: see DecodeSettings)")
-    g.add_argument("--lookahead", type=int, default=None,
-                   help="--search neurologic: A*esque greedy rollouts of N tokens (0: none)")
-    g.add_argument("--lookahead-weight", type=float, default=None,
-                   help="--search neurologic: the weight of the rollouts' estimate")
     g.add_argument("--batch-size", type=int, default=16, help="concept sets decoded at once")
     g.add_argument("--limit", type=int, default=None, help="the first N distinct sets only")
     g.add_argument("--overwrite", action="store_true", help="replace an existing --out")

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpc_decode.options import add_search_arguments, search_options_from
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
 from dpc_spark import add_spark_arguments, check_spark_arguments
@@ -237,6 +238,7 @@ def add_variants_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-copy", action="store_true",
                    help="do not ban a word-for-word copy of the implied entailment")
     p.add_argument("--num-beams", type=int, default=4)
+    add_search_arguments(p)
     p.add_argument("--rerank", choices=RERANKS, default="classifier",
                    help="classifier (default): the outputs of a constrained and an "
                    "unconstrained search (--pool), filtered (no copy of the implied "
@@ -367,7 +369,7 @@ def variants_command(args: argparse.Namespace) -> int:
             constrained=not args.unconstrained, ban_negation=not args.allow_negation,
             ban_copy=not args.allow_copy, num_beams=args.num_beams,
             max_new_tokens=args.max_new_tokens, rerank=args.rerank, classifier=classifier,
-            choice=choice)
+            choice=choice, search=search_options_from(args))
     except DpcError as err:
         return _error(err)
     if args.json:
@@ -409,7 +411,7 @@ def _variants_file(args: argparse.Namespace, labels: list[str], as_csv: bool, ch
     run = VariantRun(str(Path(args.generator or DEFAULT_GENERATOR).resolve()), args.device,
                      args.dtype, tuple(labels), not args.unconstrained, not args.allow_negation,
                      not args.allow_copy, args.num_beams, args.max_new_tokens, args.rerank,
-                     classifier, choice)
+                     classifier, choice, search_options_from(args))
     records, summary = variants_for_file(items, args.out, run, spark=args.spark,
                                          partitions=args.partitions, overwrite=args.overwrite)
     if as_csv:

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import dpc_decode
+from dpc_decode.options import SearchOptions
 from dpc_device import place, resolve_training
 from dpc_files import write_json
 from tasks.datasets import INLI_LABELS, InliRow
@@ -391,11 +392,14 @@ class VariantGenerator:
     def candidates(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str],
                    *, constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
                    num_beams: int = 4, max_new_tokens: int = 40, one_sentence: bool = True,
-                   batch_size: int = 16) -> list[list[Candidate]]:
+                   batch_size: int = 16, search: SearchOptions | None = None
+                   ) -> list[list[Candidate]]:
         """The search's outputs for each ``(premises[i], implied[i], labels[i])``: all
         ``num_beams`` of them as :class:`Candidate` texts, distinct and non-empty, best-scored
         first, the finished ones that meet the constraints before the others (a row whose
-        outputs are all empty keeps its best one). Constraints as in :meth:`generate`."""
+        outputs are all empty keeps its best one). Constraints as in :meth:`generate`;
+        ``search``: the engine's selection under them (:class:`dpc_decode.SearchOptions`;
+        default: ``"dba"``)."""
         if not len(premises) == len(implied) == len(labels):
             raise TaskError("premises, implied entailments and labels differ in number")
         prompts = [prompt(p, h, lab) for p, h, lab in zip(premises, implied, labels)]
@@ -410,7 +414,8 @@ class VariantGenerator:
             banned=bans if any(bans) else None, tokenize=dpc_decode.TokenizeOptions(whole_word=True),
             num_beams=num_beams, num_return_sequences=num_beams, max_new_tokens=max_new_tokens,
             eos_token_id=self.eos + (self.sentence_end if one_sentence else []),
-            batch_size=batch_size, generation_config=None, logits_processor=self._processors())
+            batch_size=batch_size, generation_config=None, logits_processor=self._processors(),
+            **(search or SearchOptions()).as_kwargs())
         pools = []
         for set_, out in zip(sets, outs):
             built = [Candidate(_variant_text(o, self.sentence_ends),
@@ -427,7 +432,8 @@ class VariantGenerator:
                  constrained: bool = True, ban_negation: bool = True, ban_copy: bool = True,
                  num_beams: int = 4, max_new_tokens: int = 40, rerank: str = "label",
                  one_sentence: bool = True, batch_size: int = 16, classifier: Any = None,
-                 choice: ChoiceRule | None = None) -> list[Variant]:
+                 choice: ChoiceRule | None = None, search: SearchOptions | None = None
+                 ) -> list[Variant]:
         """One variant per ``(premises[i], implied[i], labels[i])``. Constrained: the implied
         entailment's people and one of its key nouns are kept, a word-for-word copy of it is
         banned (``ban_copy``), and contradictions ban negation (``ban_negation``). ``rerank``
@@ -440,18 +446,20 @@ class VariantGenerator:
         ``one_sentence``: the variant ends at its first sentence end (:attr:`sentence_ends`;
         INLI's hypotheses are one sentence, 98.4% of train's; the generator otherwise tends to
         add a second, or to repeat the first), so the kept people and nouns are in that
-        sentence: the engine forbids the end until every set is met."""
+        sentence: the engine forbids the end until every set is met. ``search``: the engine's
+        selection under the constraints (:class:`dpc_decode.SearchOptions`)."""
         if rerank not in RERANKS:
             raise TaskError(f"rerank {rerank!r}: use one of {', '.join(RERANKS)}")
         if rerank == "classifier":
             return self._verified(premises, implied, labels, classifier, choice or ChoiceRule(),
                                   ban_copy=ban_copy, ban_negation=ban_negation,
                                   num_beams=num_beams, max_new_tokens=max_new_tokens,
-                                  one_sentence=one_sentence, batch_size=batch_size)
+                                  one_sentence=one_sentence, batch_size=batch_size,
+                                  search=search)
         pools = self.candidates(premises, implied, labels, constrained=constrained,
                                 ban_negation=ban_negation, ban_copy=ban_copy,
                                 num_beams=num_beams, max_new_tokens=max_new_tokens,
-                                one_sentence=one_sentence, batch_size=batch_size)
+                                one_sentence=one_sentence, batch_size=batch_size, search=search)
         if rerank == "none":
             return [Variant(label, pool[0].text, pool[0].satisfied, constrained, pool[0].score)
                     for label, pool in zip(labels, pools)]
@@ -474,7 +482,7 @@ class VariantGenerator:
     def _verified(self, premises: Sequence[str], implied: Sequence[str], labels: Sequence[str],
                   classifier: Any, rule: ChoiceRule, *, ban_copy: bool, ban_negation: bool,
                   num_beams: int, max_new_tokens: int, one_sentence: bool,
-                  batch_size: int) -> list[Variant]:
+                  batch_size: int, search: SearchOptions | None = None) -> list[Variant]:
         """``rerank="classifier"``: the candidates of ``rule.sources`` chosen by ``rule``
         (:class:`ChoiceRule`) with ``classifier``'s probabilities."""
         if classifier is None or not hasattr(classifier, "probabilities"):
@@ -487,7 +495,8 @@ class VariantGenerator:
                                     constrained=source == "constrained", ban_copy=ban_copy,
                                     ban_negation=ban_negation,
                                     num_beams=num_beams, max_new_tokens=max_new_tokens,
-                                    one_sentence=one_sentence, batch_size=batch_size)
+                                    one_sentence=one_sentence, batch_size=batch_size,
+                                    search=search)
             for pool, more in zip(pools, found):
                 for c in more:
                     pool.setdefault(c.text, c)  # a text both searches wrote counts once

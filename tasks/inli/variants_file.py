@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from dpc_decode.options import SearchOptions
 from dpc_files import file_digest, text_digest
 from dpc_spark import claim_parts, default_partitions, read_parts, run_partitions
 from tasks.inli.hypotheses import ChoiceRule
@@ -59,6 +60,8 @@ class VariantRun:
     #: rule it chooses by (``None``: :class:`~tasks.inli.hypotheses.ChoiceRule`'s defaults)
     classifier: str | None = None
     choice: ChoiceRule | None = None
+    #: the engine's selection under constraints (``--search`` and its flags)
+    search: SearchOptions = SearchOptions()
 
     def __post_init__(self) -> None:
         if self.rerank == "classifier":
@@ -79,6 +82,8 @@ class VariantRun:
                 "ban_negation": self.ban_negation, "ban_copy": self.ban_copy,
                 "num_beams": self.num_beams, "max_new_tokens": self.max_new_tokens,
                 "rerank": self.rerank, "dtype": self.dtype, **verifier,
+                # recorded where it is not the default, so runs made before it resume
+                **({"search": self.search.as_kwargs()} if self.search != SearchOptions() else {}),
                 "the premises": {"count": len(items), "digest": text_digest(
                     [list(item) for item in items])}}
 
@@ -110,7 +115,7 @@ class VariantRun:
             [lab for _, lab in flat], constrained=self.constrained,
             ban_negation=self.ban_negation, ban_copy=self.ban_copy, num_beams=self.num_beams,
             max_new_tokens=self.max_new_tokens, rerank=self.rerank, classifier=classifier,
-            choice=self.choice)
+            choice=self.choice, search=self.search)
         records = []
         for i, (key, premise, implied) in enumerate(items):
             vs = variants[i * len(self.labels):(i + 1) * len(self.labels)]
