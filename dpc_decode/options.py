@@ -121,8 +121,8 @@ class BeamSearchOptions(DecodeOptions):
         the most advanced candidate of their input are dropped (NeuroLogic's scripts: 2).
     lookahead : int
         ``search="neurologic"``: NeuroLogic A*esque's lookahead (Lu et al. 2022), 0 (the
-        default) for none. Each step, the first ``2 * num_beams`` candidates in NeuroLogic's
-        order that have not met every set are rolled out greedily this many tokens (one
+        default) for none. Each step, of the first ``2 * num_beams`` candidates in
+        NeuroLogic's order, those that have not met every set are rolled out greedily this many tokens (one
         batched model call a token, from a copy of their cache); each one's estimate of its
         future is the best log-probability, over the rollout's positions, of a token that
         starts (or continues) an alternative of a set it has not met, and the candidates are

@@ -20,6 +20,14 @@ One step, as short named stages (every tensor carries its shape in a comment):
 Without constraints every candidate is in one bank, the order is by score, and the search makes
 the same choices as transformers' beam search (tests check that token for token). There is one
 host sync per step, to stop early when every input is done.
+
+``search="neurologic"`` (:attr:`~dpc_decode.options.BeamSearchOptions.search`) replaces stages
+2, 4 and 5: :func:`_neurologic_candidates` (each beam's own top tokens too, constraint tokens
+pruned by ``prune_factor``), :func:`_score_neurologic` (``sat_tolerance``, then
+:func:`~dpc_decode.beam.neurologic_allocate`: groups by which sets are met; with ``lookahead``,
+:func:`_lookahead` orders the head again) and :func:`_end_model_choices` (real endings: only an
+EOS among the model's own candidates ends a hypothesis; no ending is offered). Its lookahead
+adds one host sync a step.
 """
 
 from __future__ import annotations

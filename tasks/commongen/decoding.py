@@ -93,16 +93,19 @@ class DecodeSettings:
     (:func:`uses_every_concept`), or the top one when none does (1: the top beam, no tagging);
     ``score_slots``: beams kept by score alone each step (:class:`dpc_decode.BeamSearchOptions`;
     ``None``: 5, or every beam when there are fewer; with 5 of 8, plain 5-beam search's
-    hypotheses are all kept and the other 3 go to constraint progress); ``early_stopping``: a
-    set is done once its pool holds ``num_beams`` finished sentences (under constraints every
-    beam's ending that meets all sets joins it, so this comes soon); ``plain_first``: in a
+    hypotheses are all kept and the other 3 go to constraint progress); ``early_stopping``:
+    transformers' ``True`` (a set is done once its pool holds ``num_beams`` finished
+    sentences; under ``search="neurologic"`` only once no open beam can beat them, see
+    :attr:`dpc_decode.BeamSearchOptions.search`); ``plain_first``: in a
     constrained mode, every set is first decoded without constraints, and a set keeps that
     sentence when one of its read beams uses every concept in its tagged part of speech; only
     the others are decoded with constraints (generate, verify, constrain what failed);
     ``search``, ``prune_factor``, ``sat_tolerance``, ``length_penalty``, ``lookahead``,
-    ``lookahead_weight``: the engine's
-    (:class:`dpc_decode.BeamSearchOptions`). The defaults were chosen on the first half of CommonGen dev and confirmed once on the second
-    (benchmarks/commongen/RESULTS.md)."""
+    ``lookahead_weight``: the engine's (:class:`dpc_decode.BeamSearchOptions`; NeuroLogic's
+    selection with real endings, outputs ranked by log-prob / length ** 0.75, no lookahead;
+    the length penalty applies to the plain pass too). The defaults were chosen on the first
+    half of CommonGen dev and confirmed once on the second (benchmarks/commongen/RESULTS.md,
+    round 4)."""
 
     mode: str = "dpc"
     num_beams: int = 8
@@ -113,10 +116,10 @@ class DecodeSettings:
     score_slots: int | None = None
     early_stopping: bool = True
     plain_first: bool = True
-    search: str = "dba"
+    search: str = "neurologic"
     prune_factor: int = 50
     sat_tolerance: int = 2
-    length_penalty: float = 1.0
+    length_penalty: float = 0.75
     lookahead: int = 0
     lookahead_weight: float = 0.25
 
@@ -145,11 +148,8 @@ class DecodeSettings:
 
     @property
     def slots(self) -> int:
-        """The score slots the engine gets (``score_slots``, or its default: none under
-        ``search="neurologic"``, which has no score slots)."""
-        if self.score_slots is not None:
-            return self.score_slots
-        return 0 if self.search == "neurologic" else min(5, self.num_beams)
+        """The score slots the engine gets (``score_slots``, or its default)."""
+        return min(5, self.num_beams) if self.score_slots is None else self.score_slots
 
 
 @dataclass(frozen=True)

@@ -59,3 +59,30 @@ def test_score_slots_through_custom_generate(monkeypatch):
                        constraints=SETS, do_sample=True, max_new_tokens=8, score_slots=2)
     with pytest.raises(DpcError, match=r"`score_slots` \(=5\) must be an integer"):
         generate(model, None, [[5, 6, 7, 8]], SETS, num_beams=4, score_slots=5)
+
+
+def test_the_search_through_custom_generate_and_the_generation_config(monkeypatch):
+    """``search=`` and its settings reach the engine as arguments and as entries of the
+    generation config (the argument wins); sampling refuses them."""
+    from transformers import GenerationConfig
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = tiny_gpt2(seed=3)
+    ids = torch.tensor([[5, 6, 7, 8]])
+    kw = {"attention_mask": torch.ones_like(ids), "custom_generate": str(CUSTOM_GENERATE_DIR),
+          "trust_remote_code": True, "constraints": SETS, "max_new_tokens": 8}
+    direct = generate(model, None, [[5, 6, 7, 8]], SETS, num_beams=4, max_new_tokens=8,
+                      search="neurologic", lookahead=2, prune_factor=5)[0][0]
+    dba = generate(model, None, [[5, 6, 7, 8]], SETS, num_beams=4, max_new_tokens=8)[0][0]
+    assert direct.token_ids != dba.token_ids  # the two searches differ here: the test can fail
+    as_arguments = model.generate(ids, num_beams=4, search="neurologic", lookahead=2,
+                                  prune_factor=5, **kw)
+    config = GenerationConfig(num_beams=4, search="neurologic", lookahead=2, prune_factor=5)
+    from_config = model.generate(ids, generation_config=config, **kw)
+    overridden = model.generate(ids, generation_config=config, search="dba", lookahead=0, **kw)
+    n = len(direct.token_ids)
+    assert as_arguments[0, 4:4 + n].tolist() == list(direct.token_ids)
+    assert from_config[0, 4:4 + n].tolist() == list(direct.token_ids)
+    assert overridden[0, 4:4 + len(dba.token_ids)].tolist() == list(dba.token_ids)
+    with pytest.raises(DpcError, match=r"`search` \(='neurologic'\) is a beam search option"):
+        model.generate(ids, do_sample=True, search="neurologic", **kw)
