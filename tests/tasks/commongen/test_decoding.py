@@ -108,6 +108,16 @@ def test_score_slots_and_early_stopping_reach_the_engine(
     assert (calls[-1]["score_slots"], calls[-1]["early_stopping"]) == (1, False)
     generator.generate(sets, DecodeSettings(num_beams=3, max_new_tokens=12))
     assert (calls[-1]["score_slots"], calls[-1]["early_stopping"]) == (3, True)
+    # the defaults the first half of dev chose (benchmarks/commongen/RESULTS.md, round 4)
+    assert (calls[-1]["search"], calls[-1]["length_penalty"], calls[-1]["lookahead"]) == \
+        ("neurologic", 0.75, 0)
+    generator.generate(sets, DecodeSettings(num_beams=3, max_new_tokens=12, search="dba",
+                                            length_penalty=1.0))
+    assert (calls[-1]["search"], calls[-1]["length_penalty"]) == ("dba", 1.0)
+    with pytest.raises(DpcError, match="lookahead 2 needs search 'neurologic'"):
+        DecodeSettings(search="dba", lookahead=2)
+    with pytest.raises(DpcError, match="search"):
+        DecodeSettings(search="astar")
 
 
 def test_plain_first_constrains_only_the_sets_whose_plain_beams_miss_a_concept(
