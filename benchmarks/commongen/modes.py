@@ -124,6 +124,10 @@ def main() -> None:
     ap.add_argument("--early-stopping", action=argparse.BooleanOptionalAction,
                     default=defaults.early_stopping)
     ap.add_argument("--max-new-tokens", type=int, default=defaults.max_new_tokens)
+    ap.add_argument("--search", choices=("dba", "neurologic"), default=defaults.search,
+                    help="the engine's search in --modes (default: DecodeSettings')")
+    ap.add_argument("--length-penalty", type=float, default=defaults.length_penalty,
+                    help="--modes' length penalty, plain included (default: DecodeSettings')")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--hf456", type=int, default=0, help="sets also decoded by 4.56.2")
     ap.add_argument("--setting", action="append", default=[], metavar="NAME=SPEC",
@@ -146,6 +150,7 @@ def main() -> None:
               "max_new_tokens": args.max_new_tokens, "early_stopping": args.early_stopping}
     settings = {m: DecodeSettings(mode=m.removesuffix("+first"), num_beams=args.num_beams,
                                   score_slots=args.score_slots, plain_first=m.endswith("+first"),
+                                  search=args.search, length_penalty=args.length_penalty,
                                   **common) for m in modes}
     for item in args.setting:
         name, _, spec = item.partition("=")
@@ -155,7 +160,8 @@ def main() -> None:
         modes.append(name)
     if args.plain_num_beams:  # no score slot: they mean nothing without constraints
         settings["plain"] = DecodeSettings(mode="plain", num_beams=args.plain_num_beams,
-                                           score_slots=0, **common)
+                                           score_slots=0, length_penalty=args.length_penalty,
+                                           **common)
     generator.generate(sets[:2], settings[modes[-1]])  # warm-up
     texts: dict[str, list[str]] = {m: [] for m in modes}
     seconds = dict.fromkeys(modes, 0.0)
