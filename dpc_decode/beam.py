@@ -73,14 +73,16 @@ def descending_order(bank: torch.Tensor, score: torch.Tensor) -> torch.Tensor:
 
 
 def _bank_sorted(
-    bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor
+    bank: torch.Tensor, score: torch.Tensor, valid: torch.Tensor, wide: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The candidates sorted by (bank desc, score desc), invalid ones last, each one's rank
     within its bank in that order (``n`` for invalid candidates), and the positions 0..n-1
-    (batch, n)."""
+    (batch, n). Banks must be >= 0; ``wide``: they may reach 2**31 and beyond (NeuroLogic's
+    bitmask groups), so the two-key :func:`lexsort` is used instead of the packed key."""
     n = bank.shape[-1]
     grouped_bank = torch.where(valid, bank, bank.new_full((), -1))
-    order = descending_order(grouped_bank, score)  # (batch, n)
+    order = (lexsort(-grouped_bank, -score) if wide
+             else descending_order(grouped_bank, score))  # (batch, n)
     sorted_bank = grouped_bank.gather(-1, order)
     position = torch.arange(n, device=bank.device).expand_as(order)
     starts = torch.ones_like(sorted_bank, dtype=torch.bool)
@@ -227,14 +229,7 @@ def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torc
     [[4, 0, 2, 1, 3]]
     """
     n = group.shape[-1]
-    keyed = torch.where(valid, group, group.new_full((), -1))
-    order = lexsort(-keyed, -score)  # (batch, n): groups together, best first within each
-    sorted_group = keyed.gather(-1, order)
-    position = torch.arange(n, device=group.device).expand_as(order)
-    starts = torch.ones_like(sorted_group, dtype=torch.bool)
-    starts[..., 1:] = sorted_group[..., 1:] != sorted_group[..., :-1]
-    group_start = torch.where(starts, position, torch.zeros_like(position)).cummax(-1).values
-    sorted_rank = torch.where(sorted_group >= 0, position - group_start, n)
+    order, sorted_rank, position = _bank_sorted(group, score, valid, wide=True)
     rank = torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)  # (batch, n)
     tier = torch.where(valid & complete & (rank < beams), 0, torch.where(valid, 1, 2))
     if score_slots:

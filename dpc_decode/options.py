@@ -249,21 +249,18 @@ def add_search_arguments(parser: argparse.ArgumentParser,
     def shown(name: str) -> str:
         return "the command's" if unset else str(getattr(d, name))
 
-    parser.add_argument("--search", choices=SEARCHES, default=default("search"),
-                        help="the engine's beam selection under constraints (default "
-                        f"{shown('search')})")
-    parser.add_argument("--prune-factor", type=int, default=default("prune_factor"),
-                        help="--search neurologic: constraint tokens kept only among the step's "
-                        f"N best (default {shown('prune_factor')})")
-    parser.add_argument("--sat-tolerance", type=int, default=default("sat_tolerance"),
-                        help="--search neurologic: candidates at most N sets behind the best "
-                        f"are kept (default {shown('sat_tolerance')})")
-    parser.add_argument("--lookahead", type=int, default=default("lookahead"),
-                        help="--search neurologic: A*esque greedy rollouts of N tokens "
-                        f"(default {shown('lookahead')}; 0: none)")
-    parser.add_argument("--lookahead-weight", type=float, default=default("lookahead_weight"),
-                        help="--search neurologic: the weight of the rollouts' estimate "
-                        f"(default {shown('lookahead_weight')})")
+    flags = [("search", str, "the engine's beam selection under constraints"),
+             ("prune_factor", int, "--search neurologic: constraint tokens kept only among the "
+              "step's N best"),
+             ("sat_tolerance", int, "--search neurologic: candidates at most N sets behind the "
+              "best are kept"),
+             ("lookahead", int, "--search neurologic: A*esque greedy rollouts of N tokens (0: none)"),
+             ("lookahead_weight", float, "--search neurologic: the weight of the rollouts' "
+              "estimate")]
+    for name, kind, text in flags:
+        parser.add_argument("--" + name.replace("_", "-"), type=kind, default=default(name),
+                            choices=SEARCHES if name == "search" else None,
+                            help=f"{text} (default {shown(name)})")
 
 
 def search_options_from(args: argparse.Namespace) -> SearchOptions:
