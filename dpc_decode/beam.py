@@ -211,7 +211,8 @@ def within_tolerance(met_count: torch.Tensor, valid: torch.Tensor, tolerance: in
 
 def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torch.Tensor,
                         valid: torch.Tensor, beams: int, score_slots: int = 0,
-                        slot_eligible: torch.Tensor | None = None) -> Allocation:
+                        slot_eligible: torch.Tensor | None = None, *,
+                        wide: bool = True) -> Allocation:
     """NeuroLogic decoding's selection (Lu et al. 2021, ``_sequential_topk`` of its reference
     code), as an :class:`Allocation`: candidates (all (batch, n)) are grouped by *which* sets
     they have met (``group``, :func:`group_keys`), not how many. The ``beams`` best candidates
@@ -221,6 +222,10 @@ def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torc
     worse one, and each way of having met the sets keeps its best hypothesis in the first
     round, however low its score against other groups'.
 
+    ``wide=False`` says every key is below ``2**31`` (:func:`group_keys` of at most 31 sets):
+    the groups and the final order are then each one sort of a packed key
+    (:func:`descending_order`) instead of two and three; the order is the same.
+
     >>> import torch
     >>> group = torch.tensor([[0, 0, 1, 3, 3]])       # 3: both of two sets met (complete)
     >>> score = torch.tensor([[-1.0, -2.0, -4.0, -5.0, -3.0]])
@@ -229,7 +234,7 @@ def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torc
     [[4, 0, 2, 1, 3]]
     """
     n = group.shape[-1]
-    order, sorted_rank, position = _bank_sorted(group, score, valid, wide=True)
+    order, sorted_rank, position = _bank_sorted(group, score, valid, wide=wide)
     rank = torch.empty_like(sorted_rank).scatter_(-1, order, sorted_rank)  # (batch, n)
     tier = torch.where(valid & complete & (rank < beams), 0, torch.where(valid, 1, 2))
     if score_slots:
@@ -238,5 +243,8 @@ def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torc
         best = torch.where(eligible, score, score.new_full((), float("-inf"))).topk(slots, -1)
         lead = torch.zeros_like(valid).scatter_(-1, best.indices, True) & eligible
         tier = torch.where(lead, -1, tier)
-    final = lexsort(tier, rank, -score)  # (batch, n) candidate columns in allocation order
+    # lexsort(tier, rank, -score) as one sort: (tier, rank) packed into one small "bank" that
+    # falls as they rise (tier -1..2, rank 0..n), the score below it (descending_order)
+    place = (tier + 1) * (n + 1) + rank
+    final = descending_order(4 * (n + 1) - place, score)  # (batch, n) columns in allocation order
     return Allocation(final, position)

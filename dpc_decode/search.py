@@ -266,7 +266,8 @@ class _ConstraintSearch:
         else:
             ended, ended_met = base, met
             bank = base + torch.where(met, 0, rows_at(a.partial_depth, node)).amax(-1)
-        keep = self.head | (bank > self.base.gather(1, parent))
+        # NeuroLogic may pass fewer letters than every beam's (_neurologic_candidates)
+        keep = self.head[:, : parent.shape[1]] | (bank > self.base.gather(1, parent))
         return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
 
     def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
@@ -492,10 +493,10 @@ def _neurologic_candidates(
 
     Columns, in order: the input's top ``2K`` over all beams (kept whatever their score);
     each beam's own top ``K`` tokens (``K * K``); the letters of every beam that leave the root
-    (:meth:`_ConstraintSearch.letters`). A beam's own tokens but its best, and the letters,
-    are pruned (-inf) unless their total score is among the ``prune_factor`` best of the
-    input's step: one pass of ``topk`` over the vocabulary gives all three, as in
-    :func:`_candidates`."""
+    (:meth:`_ConstraintSearch.letters`; only the ``prune_factor`` best of them where there are
+    more). A beam's own tokens but its best, and the letters, are pruned (-inf) unless their
+    total score is among the ``prune_factor`` best of the input's step: one pass of ``topk``
+    over the vocabulary gives all three, as in :func:`_candidates`."""
     batch, beams = beam_scores.shape
     vocab = log_probs.shape[1]
     width = min(max(2 * beams, prune_factor), vocab)
@@ -514,11 +515,17 @@ def _neurologic_candidates(
     own_first[0] = True
     kept = (own_scores >= floor) | own_first.repeat(beams)  # each beam's best is never pruned
     letter_scores = (log_probs.gather(1, letters.hyp_tokens) + flat_scores).view(batch, -1)
+    letter_parents, letter_tokens = letters.parents, letters.tokens
+    if prune < letter_scores.shape[1]:
+        # at most P letters reach the P-th best score (ties aside): only the P best go on, so
+        # the sets' states, the groups and the sorts read P columns, not every beam's letters
+        letter_scores, pick = letter_scores.topk(prune, dim=1)  # (B, P)
+        letter_parents, letter_tokens = letter_parents.gather(1, pick), letter_tokens.gather(1, pick)
     parents = [top_index // width,
                torch.arange(beams, device=device).repeat_interleave(own).expand(batch, -1),
-               letters.parents]
+               letter_parents]
     tokens = [row_tokens.view(batch, beams * width).gather(1, top_index),
-              row_tokens[:, :own].reshape(batch, beams * own), letters.tokens]
+              row_tokens[:, :own].reshape(batch, beams * own), letter_tokens]
     scores = [best_scores[:, : 2 * beams], own_scores.masked_fill(~kept, NEG_INF),
               letter_scores.masked_fill(letter_scores < floor, NEG_INF)]
     return torch.cat(parents, dim=1), torch.cat(tokens, dim=1), torch.cat(scores, dim=1)
@@ -549,8 +556,9 @@ def _score_neurologic(
     is_eos = is_eos_token(token, eos)
     group, complete = group_keys(ended_met), ended_met.all(-1)  # (B, C) each
     beams = beam_scores.shape[1]
+    wide = ended_met.shape[-1] > 31  # group keys of more sets may reach 2**31
     allocation = neurologic_allocate(group, complete, score, valid, beams, options.score_slots,
-                                     ~is_eos)
+                                     ~is_eos, wide=wide)
     scored = _Scored(parent, token, score, valid, is_eos, met_rank)
     if options.lookahead:
         width = min(2 * beams, score.shape[1])
@@ -560,7 +568,7 @@ def _score_neurologic(
         rank_score = score.gather(1, short) / (step + 1) + options.lookahead_weight * future
         again = neurologic_allocate(group.gather(1, short), complete.gather(1, short),
                                     rank_score, valid.gather(1, short), beams,
-                                    options.score_slots, ~is_eos.gather(1, short))
+                                    options.score_slots, ~is_eos.gather(1, short), wide=wide)
         order = torch.cat([short.gather(1, again.order), allocation.order[:, width:]], dim=1)
         allocation = Allocation(order, allocation.key)  # key: positions, the order is final
     return scored, states, allocation

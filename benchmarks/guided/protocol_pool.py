@@ -3,6 +3,9 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/guided/protocol_pool.py --start 0 --limit 250 \\
         --out runs/protocol/pool_1_250.jsonl
 
+``--search neurologic`` (and the engine's other search flags) decodes the keyword rows with
+NeuroLogic selection (issue 57); the plain N-best and the samples do not depend on it.
+
 One JSON line per item (index, premise as :func:`tasks.copa.dataset.as_clause` gives it,
 direction, CPU seconds of each part):
 
@@ -26,11 +29,13 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from dpc_decode.options import add_search_arguments, search_options_from  # noqa: E402
 
 
 def main() -> None:
@@ -47,6 +52,9 @@ def main() -> None:
     ap.add_argument("--no-pos", action="store_true", help="inflect keywords in every part of speech")
     ap.add_argument("--copa", default=str(ROOT.parent / "shared/data/copa/copa-dev.xml"))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--length-penalty", type=float, default=None,
+                    help="of every decode (default: the generator's)")
+    add_search_arguments(ap)
     args = ap.parse_args()
 
     import torch
@@ -78,7 +86,9 @@ def main() -> None:
     G = generator.graph
     frequency = {v: d.get("cause_freq", 0) + d.get("effect_freq", 0) for v, d in G.nodes(data=True)}
     lemmatize = default_lemmatizer()
-    options = GuidedOptions(n=args.graph, m=args.m)
+    options = GuidedOptions(n=args.graph, m=args.m, **asdict(search_options_from(args)))
+    if args.length_penalty is not None:
+        options = replace(options, length_penalty=args.length_penalty)
     with out.open("a", encoding="utf-8") as sink:
         for offset, item in enumerate(tqdm(items, desc="decoding", unit="item")):
             index = args.start + offset

@@ -13,6 +13,8 @@ does (:mod:`guided_generation.verifier`), and its top K = 10 is scored by COPA b
 (:func:`tasks.copa.plausibility.copa_by_generation`) beside the template share, the distinct
 keywords and where the top K came from. ``--half choose`` scores items 1-250 (indices 0-249),
 ``confirm`` items 251-500: choose on the first, then run the chosen rows once on the second.
+Beside the rows, ``fluency`` (issue 57): the verifier's median score and the mean NLL of the
+keyword rows' outputs against the plain N-best's, in the pool and in the default's top K.
 """
 
 from __future__ import annotations
@@ -174,6 +176,34 @@ def evaluate(records: list[dict], config: Config, stored: dict, score: Callable)
             "sources": {k: round(v / total, 3) for k, v in sorted(sources.items())}}
 
 
+def fluency(records: list[dict], stored: dict, config: Config) -> dict:
+    """Issue 57's measure of what the keywords cost: the verifier's median score (the
+    cross-encoder's plus ``config.pmi_weight`` times the PMI) and the mean NLL of every decoded
+    keyword row's outputs against the plain N-best's, and the same inside ``config``'s top K
+    (keyword rows against the plain rows there)."""
+    import statistics
+
+    def judge(record: dict, o: dict) -> float:
+        scores = stored[str(record["index"])]
+        return scores["texts"][o["text"]] + config.pmi_weight * (o["log_prob"]
+                                                                 - scores["prior"][o["text"]])
+
+    decoded = {"keyword rows": [(r, o) for r in records for o in r["rows"]],
+               "plain N-best": [(r, o) for r in records for o in r["nbest"]]}
+    result: dict = {}
+    for name, outs in decoded.items():
+        result[name] = {"outputs": len(outs),
+                        "median verifier": round(statistics.median(judge(r, o) for r, o in outs), 3),
+                        "mean nll": round(statistics.mean(o["nll"] for _, o in outs), 3)}
+    tops = [o for r in records for o in top_k(r, config, stored[str(r["index"])])]
+    for name, keep in (("top K keyword rows", lambda o: o.keyword is not None),
+                       ("top K plain rows", lambda o: o.keyword is None)):
+        kept = [o.verifier for o in tops if keep(o) and o.verifier is not None]
+        result[name] = {"outputs": len(kept),
+                        "median verifier": round(statistics.median(kept), 3) if kept else None}
+    return result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pools", nargs="+")
@@ -204,8 +234,12 @@ def main() -> None:
         row = evaluate(records, config, stored, copa_by_generation)
         rows.append(row)
         print(json.dumps(row), flush=True)
+    default = Config("verified 20, plain 10, verifier, pmi 0.75, reject<5", keywords="verified",
+                     n=20, plain=10, order="verifier", reject=5.0)
+    cost = fluency(records, stored, default)
+    print(json.dumps({"fluency": cost}), flush=True)
     record = {"command": " ".join(["benchmarks/guided/protocol_study.py", *sys.argv[1:]]),
-              "half": args.half, "items": len(records), "rows": rows}
+              "half": args.half, "items": len(records), "rows": rows, "fluency": cost}
     if args.json:
         Path(args.json).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 

@@ -7,7 +7,9 @@ word edit distance to the implied entailment (next to the gold variants'), const
 satisfaction (text check of the same sets, both modes), and the negation rate of contradictions.
 
 Generation is cached per mode in ``RUN/variants_<mode>.jsonl`` (rerun to resume a mode that was
-not finished: run the modes in separate lock-held chunks with ``--modes``).
+not finished: run the modes in separate lock-held chunks with ``--modes``). The engine's search
+flags (``--search neurologic`` ...) apply to the constrained modes; a run folder keeps the ones it
+was generated with (``RUN/search.json``) and refuses others.
 
     flock /tmp/dpc-cpu.lock env OMP_NUM_THREADS=2 .venv/bin/python \
         benchmarks/inli/measure_variants.py --modes constrained
@@ -24,11 +26,13 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from dpc_decode.options import add_search_arguments, search_options_from
 from tasks.datasets import read_inli
 from tasks.inli.hypotheses import (
     GENERATED_LABELS,
@@ -71,7 +75,8 @@ def generate(args: argparse.Namespace, rows: list, modes: list[str]) -> None:
                               [lab for _, lab in flat], constrained=base != "unconstrained",
                               ban_negation=base == "constrained",
                               rerank="label" if mode.endswith("-rerank") else "none",
-                              num_beams=args.num_beams, max_new_tokens=args.max_new_tokens)
+                              num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
+                              search=search_options_from(args))
             with open(paths[mode], "a", encoding="utf-8") as out:
                 for i, r in enumerate(part):
                     mine = vs[3 * i:3 * i + 3]
@@ -213,8 +218,16 @@ def main() -> int:
     p.add_argument("--max-minutes", type=float, default=11.0,
                    help="stop generating new chunks after this many minutes")
     p.add_argument("--out", default="benchmarks/inli/variants_results.json")
+    add_search_arguments(p)
     args = p.parse_args()
     Path(args.run).mkdir(parents=True, exist_ok=True)
+    search = Path(args.run) / "search.json"
+    chosen = json.dumps(asdict(search_options_from(args)), sort_keys=True)
+    if not search.exists():
+        search.write_text(chosen + "\n", encoding="utf-8")
+    elif json.loads(search.read_text("utf-8")) != json.loads(chosen):
+        p.error(f"{args.run} was generated with {search.read_text('utf-8').strip()}: "
+                "give the same search flags or another --run")
     rows = read_inli(args.val).rows[:args.n]
     modes = [m for m in args.modes.split(",") if m]
     if modes:

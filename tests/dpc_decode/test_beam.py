@@ -205,12 +205,32 @@ NEUROLOGIC_TABLE = [
 ]
 
 
+@pytest.mark.parametrize("wide", [True, False])
 @pytest.mark.parametrize(("group", "complete", "score", "valid", "beams", "expected"),
                          NEUROLOGIC_TABLE)
-def test_neurologic_allocate_table(group, complete, score, valid, beams, expected):
+def test_neurologic_allocate_table(group, complete, score, valid, beams, expected, wide):
     a = neurologic_allocate(torch.tensor([group]), torch.tensor([complete], dtype=torch.bool),
-                            torch.tensor([score]), torch.tensor([valid], dtype=torch.bool), beams)
+                            torch.tensor([score]), torch.tensor([valid], dtype=torch.bool), beams,
+                            wide=wide)
     assert a.first(len(expected)).tolist() == [expected]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), beams=st.integers(1, 4), slots=st.integers(0, 3))
+def test_neurologic_allocate_packed_keys_give_the_same_order(data, beams, slots):
+    """``wide=False`` (one sort of packed keys) orders every column exactly as the lexicographic
+    sorts do, ties, signed zeros and -inf scores of invalid candidates included."""
+    n = data.draw(st.integers(1, 14))
+    draw = {"group": st.integers(0, 2**31 - 1) if data.draw(st.booleans()) else st.integers(0, 3),
+            "score": st.sampled_from([0.0, -0.0, -0.5, -1.0, -2.0, float("-inf")]),
+            "valid": st.booleans(), "complete": st.booleans(), "eligible": st.booleans()}
+    rows = [{k: data.draw(st.lists(v, min_size=n, max_size=n)) for k, v in draw.items()}
+            for _ in range(2)]
+    t = {k: torch.tensor([r[k] for r in rows]) for k in draw}
+    valid = t["valid"] & torch.isfinite(t["score"])
+    orders = [neurologic_allocate(t["group"], t["complete"], t["score"], valid, beams, slots,
+                                  t["eligible"], wide=wide).first(n) for wide in (True, False)]
+    assert orders[0].tolist() == orders[1].tolist()
 
 
 def neurologic_reference(group, complete, score, valid, beams):
