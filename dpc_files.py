@@ -523,7 +523,7 @@ def _parse_results(data: bytes, name: str, command: str | None = None, advice: s
     try:
         first, newline, rest = data.decode("utf-8").partition("\n")
         header = json.loads(first) if newline else None
-    except ValueError:  # UnicodeDecodeError is one
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         header = None
     if not isinstance(header, dict) or header.get("format") != RESULTS_FORMAT:
         raise OutputError(f"{name} is not a results file {of} (its first line is not dpc's "
@@ -533,7 +533,7 @@ def _parse_results(data: bytes, name: str, command: str | None = None, advice: s
     for number, line in enumerate(complete, start=2):
         try:
             row = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
             row = None
         if not isinstance(row, dict):
             raise OutputError(f"{name} line {number} is not a result {of} (was the file "

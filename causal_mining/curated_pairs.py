@@ -27,12 +27,12 @@ causal_mining.errors.BankFormatError: ...e.jsonl:1: not an e-CARE row (... it ha
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from causal_mining.errors import BankFormatError
+from dpc_inputs import InputError, iter_input_lines, parse_json
 
 __all__ = ["ecare_pair", "read_conceptnet", "read_ecare"]
 
@@ -41,20 +41,25 @@ def _where(path: Path, line: int) -> str:
     return f"{os.fspath(path)}:{line}"
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of every non-blank line of ``path``, line break removed; a
-    :class:`~causal_mining.errors.BankFormatError` when the file cannot be read or is not UTF-8."""
+def _lines(path: Path, kind: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every non-blank line of ``path``, line break removed
+    (:func:`dpc_inputs.iter_input_lines`); a :class:`~causal_mining.errors.BankFormatError` when
+    the file cannot be read or is not UTF-8, naming the line."""
     try:
-        handle = open(path, encoding="utf-8")
-    except OSError as err:
-        raise BankFormatError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
-    with handle:
-        try:
-            for number, text in enumerate(handle, 1):
-                if text.strip():
-                    yield number, text.rstrip("\r\n")
-        except UnicodeDecodeError:
-            raise BankFormatError(f"{os.fspath(path)!r} is not UTF-8 text") from None
+        for number, text in enumerate(iter_input_lines(path, kind), 1):
+            if text.strip():
+                yield number, text
+    except InputError as err:
+        raise BankFormatError(str(err)) from None
+
+
+def _json(text: str, path: Path, number: int) -> object:
+    """One line's JSON value (:func:`dpc_inputs.parse_json`: a line nested too deeply is refused,
+    not a ``RecursionError``), its errors as :class:`~causal_mining.errors.BankFormatError`."""
+    try:
+        return parse_json(text, _where(path, number))
+    except InputError as err:
+        raise BankFormatError(str(err)) from None
 
 
 def ecare_pair(row: object, path: Path, line: int) -> tuple[str, str]:
@@ -94,12 +99,8 @@ def read_ecare(path: str | Path) -> Iterator[tuple[str, str]]:
         or not an e-CARE row.
     """
     path = Path(path)
-    for number, text in _lines(path):
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise BankFormatError(f"{_where(path, number)}: not JSON ({err.msg})") from None
-        yield ecare_pair(row, path, number)
+    for number, text in _lines(path, "e-CARE file"):
+        yield ecare_pair(_json(text, path, number), path, number)
 
 
 def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
@@ -119,13 +120,13 @@ def read_conceptnet(path: str | Path) -> Iterator[tuple[str, str]]:
     [('eat too much', 'stomach ache'), ('eat too much', 'gain weight')]
     """
     path = Path(path)
-    for number, text in _lines(path):
+    for number, text in _lines(path, "ConceptNet file"):
         cause, sep, rest = text.partition(",[")
         effects: object = None
         if sep and cause.strip():
             try:
-                effects = json.loads("[" + rest)
-            except json.JSONDecodeError:
+                effects = parse_json("[" + rest, _where(path, number))
+            except InputError:
                 effects = None
         if not isinstance(effects, list) or not all(isinstance(e, str) for e in effects):
             raise BankFormatError(f"{_where(path, number)}: not a ConceptNet cause line "

@@ -30,7 +30,6 @@ import codecs
 import glob
 import gzip
 import io
-import json
 import lzma
 import os
 from collections import Counter
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from causal_mining.errors import MiningInputError
+from dpc_inputs import InputError, parse_json
 
 __all__ = [
     "Document",
@@ -367,7 +367,7 @@ def _lines(
                     break
             stats.warn("long_line", f"{name}:{number}: skipped a line of {skipped} characters")
             continue
-        yield number, line
+        yield number, line.removeprefix("\ufeff") if number == 1 else line  # a BOM is no text
 
 
 def _paragraphs(
@@ -464,9 +464,9 @@ def _jsonl_documents(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            stats.warn("bad_json", f"{name}:{number}: not JSON ({error.msg})")
+            record = parse_json(line, f"{name}:{number}")
+        except InputError as error:  # not JSON, or nested too deeply
+            stats.warn("bad_json", str(error))
             continue
         value = record.get(options.text_field) if isinstance(record, dict) else None
         if not isinstance(value, str):

@@ -26,6 +26,7 @@ from pathlib import Path
 from causal_mining.errors import BankFormatError
 from causal_mining.pair import COLUMNS, CausalPair
 from dpc_files import atomic_open
+from dpc_inputs import InputError, iter_input_lines
 
 __all__ = [
     "write_pairs",
@@ -62,19 +63,22 @@ def read_pairs(path: Path) -> Iterator[CausalPair]:
     BankFormatError
         If the header or a row does not have the CausalBank columns.
     """
-    with open(path, encoding="utf-8", newline="\n") as handle:
-        header = handle.readline()
-        if header != HEADER:
+    lines = iter_input_lines(path, "CausalBank shard")  # UTF-8 named by line, BOM dropped
+    try:
+        header = next(lines, "")
+        if header != HEADER.rstrip("\n"):
             raise BankFormatError(
-                f"{os.fspath(path)!r}: header {header.rstrip()!r} is not {HEADER.rstrip()!r}"
+                f"{os.fspath(path)!r}: header {header!r} is not {HEADER.rstrip()!r}"
             )
-        for number, line in enumerate(handle, start=2):
-            row = line.rstrip("\n").split("\t")
+        for number, line in enumerate(lines, start=2):
+            row = line.split("\t")
             if len(row) != len(COLUMNS):
                 raise BankFormatError(
                     f"{os.fspath(path)!r}:{number}: {len(row)} columns, expected {len(COLUMNS)}"
                 )
             yield CausalPair.from_row(row)
+    except InputError as error:
+        raise BankFormatError(str(error)) from None
 
 
 class ShardWriter:

@@ -28,6 +28,7 @@ from cause_effect_graph.query import HUB_SHARE, MIN_FREQ, RANKS
 from cause_effect_graph.store import graph_from_option
 from dpc_errors import DpcError, check_int
 from dpc_files import check_output_file, check_output_folder
+from dpc_inputs import read_input_text
 
 __all__ = ["add_graph_parser", "add_pairs_command", "build_command", "cooccur_command",
            "export_command", "main", "parts_of_speech_command", "query_command", "show_command",
@@ -355,10 +356,7 @@ def cooccur_command(args: argparse.Namespace) -> int:
             read, paths = named[0]
             vocab = text_vocabulary(read(paths))
         else:
-            try:
-                vocab = {w.strip() for w in Path(args.vocab).read_text(encoding="utf-8").split()}
-            except OSError as err:
-                raise GraphError(f"cannot read --vocab {args.vocab!r}: {err}") from None
+            vocab = {w.strip() for w in read_input_text(args.vocab, "--vocab").split()}
         counts = count_windows(args.inputs, vocab, args.window, args.workers,
                                not args.no_progress)
         save_counts(counts, args.out)

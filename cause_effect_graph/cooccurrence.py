@@ -199,7 +199,7 @@ def load_counts(path: str | os.PathLike[str]) -> WindowCounts:
             data = json.load(f)
     except FileNotFoundError:
         raise GraphError(f"co-occurrence counts {os.fspath(path)!r} do not exist") from None
-    except (OSError, EOFError, ValueError) as err:
+    except (OSError, EOFError, ValueError, RecursionError) as err:
         raise GraphError(f"{os.fspath(path)!r} is not a co-occurrence counts file "
                          f"(dpc graph cooccur): {err}") from None
     if not isinstance(data, dict) or data.get("format") != COUNTS_FORMAT:

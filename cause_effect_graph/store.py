@@ -328,7 +328,8 @@ def load_graph(path: str | Path) -> nx.DiGraph:
 def _first_line(path: Path) -> str:
     buffered, _, raw = open_decompressed(path)
     try:
-        return buffered.readline(1000).decode("utf-8", errors="replace").rstrip("\r\n")
+        return (buffered.readline(1000).decode("utf-8", errors="replace").rstrip("\r\n")
+                .removeprefix("\ufeff"))  # a byte-order mark is no text, as everywhere
     except (OSError, EOFError, lzma.LZMAError, zlib.error):
         return ""
     finally:
@@ -487,7 +488,7 @@ def _sorted_edges(G: nx.DiGraph) -> Iterator[tuple[str, str, int]]:
 def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
     buffered, _, raw = open_decompressed(path)
     try:
-        text = io.TextIOWrapper(buffered, encoding="utf-8", errors="replace")
+        text = io.TextIOWrapper(buffered, encoding="utf-8-sig", errors="replace")  # BOM dropped
         for number, line in enumerate(text, start=1):
             yield number, line.rstrip("\r\n")
     except (EOFError, lzma.LZMAError, zlib.error) as err:

@@ -11,14 +11,15 @@ re-run with the same inputs, skips the inputs the file already holds (interrupt 
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from causal_mining.pair import DIRECTIONS
 from dpc_decode.options import SearchOptions, add_search_arguments, search_options_from
@@ -30,6 +31,7 @@ from dpc_files import (
     file_digest,
     text_digest,
 )
+from dpc_inputs import parse_json, read_input_lines
 from dpc_spark import add_spark_arguments, check_spark_arguments
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
@@ -57,10 +59,11 @@ class GenerateItem:
     constraints: list[str] = field(default_factory=list)
 
 
-def read_items(handle: IO[str] | IO[bytes], direction: str,
+def read_items(handle: Iterable[str] | Iterable[bytes], direction: str,
                name: str = "<stdin>") -> Iterator[GenerateItem]:
-    """Items from JSON lines (text, or bytes decoded as UTF-8); blank lines are skipped; a bad
-    line (not UTF-8, not JSON, no "input") is an error naming it.
+    """Items from JSON lines (text, or bytes decoded as UTF-8; a byte-order mark before the
+    first is dropped); blank lines are skipped; a bad line (not UTF-8, not JSON, nested too
+    deeply, no "input") is an error naming it.
 
     >>> import io
     >>> lines = io.StringIO('"babies cry"\\n\\n{"input": "it rained", "direction": "effect"}\\n')
@@ -77,19 +80,18 @@ def read_items(handle: IO[str] | IO[bytes], direction: str,
     """
     for number, raw in enumerate(handle, start=1):
         if isinstance(raw, bytes):
+            if number == 1:
+                raw = raw.removeprefix(codecs.BOM_UTF8)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
                 raise GuidedGenerationError(f"{name} line {number}: not UTF-8 text (byte "
                                             f"{err.start + 1} is 0x{raw[err.start]:02x})") from None
         else:
-            line = raw
+            line = raw.removeprefix("\ufeff") if number == 1 else raw
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise GuidedGenerationError(f"{name} line {number}: not JSON ({err.msg}): {line[:60]!r}") from err
+        value = parse_json(line, f"{name} line {number}")  # depth and length limits too
         if isinstance(value, str):
             yield GenerateItem(value, direction)
             continue
@@ -276,14 +278,9 @@ def _items(args: argparse.Namespace) -> list[GenerateItem]:
         items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
                   for i in read_items(stdin, args.direction)]
     elif args.input_file:
-        path = Path(args.input_file)
-        if path.is_dir():
-            raise GuidedGenerationError(f"--input-file {args.input_file!r} is a folder")
-        if not path.is_file():
-            raise GuidedGenerationError(f"--input-file {args.input_file!r} does not exist")
-        with open(path, "rb") as handle:
-            items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
-                      for i in read_items(handle, args.direction, args.input_file)]
+        lines = read_input_lines(args.input_file, "--input-file", skip_blank=False)
+        items += [GenerateItem(i.text, i.direction, i.constraints or list(args.constraint))
+                  for i in read_items(lines, args.direction, args.input_file)]
     if not items:
         raise GuidedGenerationError("no input: give --input TEXT or --input-file PATH")
     for number, item in enumerate(items):

@@ -32,7 +32,6 @@ import os
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
 
 import asyncio
-import json
 import logging
 import threading
 from typing import Any
@@ -42,6 +41,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dpc_inputs import InputError
+from dpc_inputs import parse_json as parse_json_text
 from guided_generation.options import GuidedOptions
 from serve.guard import RequestGuard, allowed_hosts
 from serve.render import constrain_html, error_html, results_html
@@ -299,30 +300,27 @@ class _BadJSON(ServeError):
 
 
 def parse_json(raw: bytes) -> Any:
-    """A request body as JSON, or a :class:`ServeError` with status 400 when it is not JSON
-    (or not UTF-8), or nests deeper than :data:`MAX_DEPTH` (``[[[[...`` a hundred thousand
-    deep is an answer, not a ``RecursionError``).
+    """A request body as JSON (:func:`dpc_inputs.parse_json`, as every input file's line is
+    read), or a :class:`ServeError` with status 400 when it is not UTF-8, not JSON, or nests
+    deeper than :data:`MAX_DEPTH` (``[[[[...`` a hundred thousand deep is an answer, not a
+    ``RecursionError``). A leading byte-order mark is dropped.
 
     >>> parse_json(b'{"input": "babies cry", "sets": [["rain"]]}')
     {'input': 'babies cry', 'sets': [['rain']]}
     >>> parse_json(b"[" * 100_000 + b"]" * 100_000)
     Traceback (most recent call last):
     ...
-    serve.app._BadJSON: the request body nests deeper than 20 levels
+    serve.app._BadJSON: the request body nests arrays and objects deeper than 20 levels
     """
     try:
-        body = json.loads(raw)
-    except RecursionError:  # the parser's own limit (about 1,000 levels)
-        raise _BadJSON(f"the request body nests deeper than {MAX_DEPTH} levels") from None
-    except ValueError:  # UnicodeDecodeError is one
-        raise _BadJSON("the request body is not JSON") from None
-    level: list[Any] = [body]
-    for _ in range(MAX_DEPTH):  # breadth first, one level at a time: no recursion
-        level = [v for item in level if isinstance(item, (list, dict))
-                 for v in (item.values() if isinstance(item, dict) else item)]
-        if not level:
-            return body
-    raise _BadJSON(f"the request body nests deeper than {MAX_DEPTH} levels")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        raise _BadJSON(f"the request body is not UTF-8 text (byte {err.start + 1} is "
+                       f"0x{raw[err.start]:02x})") from None
+    try:
+        return parse_json_text(text, "the request body", max_depth=MAX_DEPTH)
+    except InputError as err:
+        raise _BadJSON(str(err)) from None
 
 
 def build_app(service: Service, tasks: list[TaskTab] | None = None,

@@ -59,11 +59,13 @@ import csv
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dpc_files import atomic_open, check_output_file
+from dpc_inputs import open_input_text, parse_json, read_input_lines
 from tasks.errors import DatasetError
 
 __all__ = ["INLI_COLUMNS", "INLI_LABELS", "SWAG_COLUMNS", "InliData", "InliRow",
@@ -84,22 +86,38 @@ SWAG_COLUMNS: tuple[str, ...] = ("", "video-id", "fold-ind", "startphrase", "sen
 
 
 def _json_lines(path: str | Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every non-blank line of a JSON-lines file of ``kind``."""
+    """(line number, object) of every non-blank line of a JSON-lines file of ``kind``, read by
+    :func:`dpc_inputs.read_input_lines` (UTF-8, BOM dropped, an empty file refused) and parsed by
+    :func:`dpc_inputs.parse_json` (a line nested too deeply is refused by its number)."""
     file = Path(path)
-    if not file.is_file():
-        raise DatasetError(f"{kind} file {str(path)!r} does not exist")
-    with open(file, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DatasetError(f"{file}:{number}: not valid JSON ({err.msg})") from None
-            if not isinstance(value, dict):
-                raise DatasetError(f"{file}:{number}: a {kind} line must be a JSON object, "
-                                   f"not {type(value).__name__}")
-            yield number, value
+    for number, line in _numbered_lines(file, f"{kind} file"):
+        value = parse_json(line, f"{file}:{number}")
+        if not isinstance(value, dict):
+            raise DatasetError(f"{file}:{number}: a {kind} line must be a JSON object, "
+                               f"not {type(value).__name__}")
+        yield number, value
+
+
+def _numbered_lines(file: Path, option: str) -> list[tuple[int, str]]:
+    """(line number, line) of the file's non-blank lines."""
+    lines = read_input_lines(file, option, skip_blank=False)
+    return [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+
+
+@contextmanager
+def _csv_errors(file: Path) -> Iterator[None]:
+    """``csv.Error`` (a stray quote in strict mode, a NUL byte) as a :class:`DatasetError`
+    naming the file."""
+    try:
+        yield
+    except csv.Error as err:
+        raise DatasetError(f"{file}: not a CSV file ({err})") from None
+
+
+def _csv_rows(file: Path, kind: str) -> csv.DictReader:
+    """A ``csv.DictReader`` over the file's text (:func:`dpc_inputs.open_input_text`: UTF-8, the
+    BOM dropped so the first column keeps its name, long cells read)."""
+    return csv.DictReader(open_input_text(file, f"{kind} file", allow_empty=False))
 
 
 def _text(value: dict[str, Any], key: str, where: str) -> str:
@@ -304,10 +322,8 @@ def read_swag_csv(path: str | Path) -> list[MultipleChoiceItem]:
     True
     """
     file = Path(path)
-    if not file.is_file():
-        raise DatasetError(f"SWAG CSV file {str(path)!r} does not exist")
-    with open(file, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
+    with _csv_errors(file):
+        reader = _csv_rows(file, "SWAG CSV")
         header = list(reader.fieldnames or [])
         missing = [c for c in ("sent1", "sent2", "ending0", "ending1") if c not in header]
         if missing:
@@ -522,10 +538,8 @@ def read_inli(path: str | Path, *, partial: bool = False) -> InliData:
     """Read an INLI CSV. A missing column is an error naming it; a row whose premise (or, unless
     ``partial``, any hypothesis) is empty is skipped and its line number kept in ``skipped``."""
     file = Path(path)
-    if not file.is_file():
-        raise DatasetError(f"INLI file {str(path)!r} does not exist")
-    with open(file, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
+    with _csv_errors(file):
+        reader = _csv_rows(file, "INLI")
         header = reader.fieldnames or []
         missing = [c for c in INLI_COLUMNS if c not in header]
         if missing:

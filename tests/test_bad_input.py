@@ -159,6 +159,13 @@ def make_env(root: Path) -> dict[str, str]:
                                                "hungry.", "option1": "Ian", "option2": "Dennis",
                                                "answer": "2"}) + "\n", encoding="utf-8")
     (root / "bad.csv").write_text("premise,hypothesis,label\nP,H,neutral\n", encoding="utf-8")
+    # one reader for every input (issue 60): a file of each class of bad input
+    (root / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n",
+                                     encoding="utf-8")
+    (root / "latin1.csv").write_bytes(b"dataset,premise,implied_entailment,explicit_entailment,"
+                                      b"neutral,contradiction\nd,caf\xe9,a,b,c,d\n")
+    (root / "latin1.txt").write_bytes(b"rain\ncaf\xe9\n")
+    (root / "blank.jsonl").write_text("\n  \n", encoding="utf-8")
     paths = {p.name.replace(".", "_"): str(p) for p in root.iterdir()}
     paths["root"] = str(root)
     paths["missing"] = str(root / "no-such-folder")
@@ -256,13 +263,13 @@ CASES: list[Case] = [
          (*GEN, "--out", "{other_command_jsonl}", "--overwrite", "--model", "{missing}"), 2,
          "is not a folder"),
     Case("generate --input-file invalid UTF-8", ("generate", "--input-file", "{bad_utf8_jsonl}"),
-         2, "line 2: not UTF-8"),
+         2, "is not UTF-8 text (line 2"),
     Case("generate --input-file not JSON", ("generate", "--input-file", "{not_json_jsonl}"), 2,
-         "line 2: not JSON"),
+         "line 2 is not JSON"),
     Case("generate --input-file missing", ("generate", "--input-file", "{missing}/in.jsonl"), 2,
          "does not exist"),
     Case("generate --input-file a folder", ("generate", "--input-file", "{foreign}"), 2,
-         "is a folder"),
+         "is a directory"),
     Case("generate no input", ("generate",), 2, "no input"),
     Case("generate --direction", ("generate", "--input", "x", "--direction", "why"), 2,
          "direction"),
@@ -399,6 +406,41 @@ CASES: list[Case] = [
     Case("swag filter without a pool", ("swag", "filter", "{missing}", "--out", "{root}/f.jsonl"),
          2, "run `dpc swag oversample` first"),
     Case("serve --port out of range", ("serve", "--port", "99999"), 2, "--port (=99999)"),
+    # one reader for every input (issue 60): each class, through several commands' readers
+    Case("generate --input-file nested 100,000 deep", ("generate", "--input-file",
+                                                      "{deep_jsonl}"), 2,
+         "deep.jsonl line 1 nests arrays and objects deeper than 100 levels"),
+    Case("generate --input-file blank", ("generate", "--input-file", "{blank_jsonl}"), 2,
+         "blank.jsonl' is empty"),
+    Case("aflite nested 100,000 deep", ("aflite", "{deep_jsonl}", "--format", "winogrande",
+                                        "--out", "{root}/af"), 2, "deep.jsonl:1 nests arrays"),
+    Case("aflite a directory", ("aflite", "{foreign}", "--format", "winogrande", "--out",
+                                "{root}/af"), 2, "is a directory"),
+    Case("aflite blank", ("aflite", "{blank_jsonl}", "--format", "winogrande", "--out",
+                          "{root}/af"), 2, "blank.jsonl' is empty"),
+    Case("swag oversample nested 100,000 deep",
+         ("swag", "oversample", "{deep_jsonl}", "--out", "{root}/pool"), 2,
+         "deep.jsonl:1 nests arrays"),
+    Case("swag oversample not UTF-8", ("swag", "oversample", "{bad_utf8_jsonl}", "--out",
+                                       "{root}/pool"), 2, "is not UTF-8 text (line 2, byte 0xe9)"),
+    Case("inli eval not UTF-8", ("inli", "eval", "{latin1_csv}"), 2,
+         "latin1.csv' is not UTF-8 text (line 2, byte 0xe9)"),
+    Case("inli predict not UTF-8", ("inli", "predict", "--input", "{bad_utf8_jsonl}"), 2,
+         "is not UTF-8 text (line 2, byte 0xe9)"),
+    Case("inli predict nested 100,000 deep", ("inli", "predict", "--input", "{deep_jsonl}"), 2,
+         "deep.jsonl:1 nests arrays"),
+    Case("graph cooccur --vocab not UTF-8", ("graph", "cooccur", "{corpus}", "--vocab",
+                                             "{latin1_txt}", "--out", "{root}/c.json.gz"), 2,
+         "latin1.txt' is not UTF-8 text (line 2, byte 0xe9)"),
+    Case("graph cooccur --vocab a directory", ("graph", "cooccur", "{corpus}", "--vocab",
+                                               "{foreign}", "--out", "{root}/c.json.gz"), 2,
+         "is a directory"),
+    Case("commongen generate nested 100,000 deep", ("commongen", "generate", "{deep_jsonl}",
+                                                     "--out", "{root}/cg.jsonl"), 2,
+         "deep.jsonl:1 nests arrays"),
+    Case("commongen eval nested 100,000 deep", ("commongen", "eval", "{deep_jsonl}", "--refs",
+                                                "{vocab_txt}", "--sets", "{vocab_txt}"), 2,
+         "not a results file"),
     # folders of files bearing the names dpc writes, but not dpc's: refused, never merged into
     # (train export used to replace such a folder whole)
     *(Case(f"{' '.join(argv[:2])} --out a folder of lookalike files", (*argv, "{lookalike}"), 2,

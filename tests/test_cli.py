@@ -119,7 +119,7 @@ def test_corrupt_graph_and_bad_json_line(tmp_path, capsys):
     bad = tmp_path / "in.jsonl"
     bad.write_text('"ok"\n{not json\n', encoding="utf-8")
     assert cli.main(["generate", "--input-file", str(bad)]) == 2
-    assert f"{bad} line 2: not JSON" in capsys.readouterr().err
+    assert f"{bad} line 2 is not JSON" in capsys.readouterr().err
 
 
 def test_out_file_of_other_inputs_is_refused(tmp_path, capsys):

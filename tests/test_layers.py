@@ -11,7 +11,8 @@ draws:
 
 with ``dpc_device`` (``--device``/``--dtype``) beside ``dpc_errors``: it imports only the error
 root, and every layer but the engine (which follows ``model.device``) may import it; and
-``dpc_files`` (the checks made before any output is written) likewise, and ``dpc_spark`` (the
+``dpc_files`` (the checks made before any output is written) and ``dpc_inputs`` (the one reader
+of input files) likewise, and ``dpc_spark`` (the
 Spark runner of committed partitions, above ``dpc_files``).
 
 Within a package the modules import one another one way too: :func:`find_cycles` walks the graph
@@ -35,21 +36,23 @@ ALLOWED: dict[str, frozenset[str]] = {
     "dpc_device": frozenset({"dpc_errors"}),
     # the output-path checks of every command (issue 20): beside the error root too
     "dpc_files": frozenset({"dpc_errors"}),
+    # the one reader of input files (issue 60): beside the output checks
+    "dpc_inputs": frozenset({"dpc_errors"}),
     # the Spark runner of committed, resumable partitions (issue 43): beside the output checks
     "dpc_spark": frozenset({"dpc_errors", "dpc_files"}),
-    "causal_mining": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark"}),
-    "cause_effect_graph": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark", "causal_mining"}),
-    "train": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark", "causal_mining"}),
+    "causal_mining": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark"}),
+    "cause_effect_graph": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark", "causal_mining"}),
+    "train": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark", "causal_mining"}),
     "dpc_decode": frozenset({"dpc_errors"}),
-    "guided_generation": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark", "causal_mining",
+    "guided_generation": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark", "causal_mining",
                                     "cause_effect_graph", "train", "dpc_decode"}),
-    "tasks": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark", "causal_mining",
+    "tasks": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark", "causal_mining",
                         "cause_effect_graph", "train", "dpc_decode", "guided_generation"}),
     # the web page (issue 22): above every package it serves, below the command
-    "serve": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark", "causal_mining",
+    "serve": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark", "causal_mining",
                         "cause_effect_graph", "train", "dpc_decode", "guided_generation",
                         "tasks"}),
-    "cli": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_spark", "causal_mining",
+    "cli": frozenset({"dpc_errors", "dpc_device", "dpc_files", "dpc_inputs", "dpc_spark", "causal_mining",
                       "cause_effect_graph", "train", "dpc_decode", "guided_generation",
                       "tasks", "serve"}),
 }

@@ -84,6 +84,9 @@ class AfliteRequest:
         if not isinstance(self.input, str):
             raise ServeError(f"input must be the file's text (got {type(self.input).__name__})")
         size = len(self.input.encode("utf-8", "surrogatepass"))
+        lone = next((i for i, c in enumerate(self.input) if "\ud800" <= c <= "\udfff"), None)
+        if lone is not None:  # JSON's "\ud800" escape: no UTF-8 file can hold it
+            raise ServeError(f"input is not Unicode text (a lone surrogate at character {lone})")
         if size > AFLITE_LIMITS["bytes"]:
             raise TooLargeError(f"the file has {size} bytes: at most {AFLITE_LIMITS['bytes']}")
         if not self.input.strip():
@@ -118,10 +121,13 @@ def read_upload(path: str | Path) -> str:
     size = path.stat().st_size
     if size > AFLITE_LIMITS["bytes"]:
         raise TooLargeError(f"the file has {size} bytes: at most {AFLITE_LIMITS['bytes']}")
+    data = path.read_bytes()
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")  # a BOM is no text, as everywhere
     except UnicodeDecodeError as err:
-        raise ServeError(f"the file is not UTF-8 text (byte {err.start})") from None
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ServeError(f"the file is not UTF-8 text (line {line}, byte "
+                         f"0x{data[err.start]:02x})") from None
 
 
 class AfliteTab(TaskTab):

@@ -22,12 +22,12 @@ adjective, ``R`` adverb... as the release writes them); :class:`ConceptSet` is t
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from dpc_inputs import parse_json, read_input_lines
 from tasks.errors import DatasetError
 
 __all__ = ["Concept", "ConceptSet", "distinct", "lemmas", "parse_concept_set", "read_concept_sets",
@@ -88,15 +88,9 @@ def distinct(items: Iterable[T]) -> list[T]:
 
 
 def _lines(path: str | os.PathLike[str]) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return [line.rstrip("\n") for line in handle]
-    except FileNotFoundError:
-        raise DatasetError(f"no such CommonGen file: {os.fspath(path)!r}") from None
-    except UnicodeDecodeError as err:
-        raise DatasetError(f"{os.fspath(path)!r} is not UTF-8 text ({err.reason})") from None
-    except OSError as err:
-        raise DatasetError(f"cannot read {os.fspath(path)!r}: {err.strerror}") from None
+    """Every line of a CommonGen file, blank ones kept (:func:`dpc_inputs.read_input_lines`:
+    UTF-8 with the line named, the BOM dropped, a directory or an empty file refused)."""
+    return read_input_lines(path, "CommonGen file", skip_blank=False)
 
 
 def read_concept_sets(path: str | os.PathLike[str]) -> list[ConceptSet]:
@@ -111,10 +105,7 @@ def read_concept_sets(path: str | os.PathLike[str]) -> list[ConceptSet]:
             continue
         where = f"{name}:{number}"
         if jsonl:
-            try:
-                value = json.loads(line)
-            except ValueError as err:
-                raise DatasetError(f"{where}: not a JSON line ({err})") from None
+            value = parse_json(line, where)
             if not isinstance(value, dict) or not isinstance(value.get("concept_set"), str):
                 raise DatasetError(f"{where}: want an object with a `concept_set` string")
             line = value["concept_set"]

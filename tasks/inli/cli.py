@@ -25,6 +25,7 @@ from typing import Any
 from dpc_decode.options import add_search_arguments, search_options_from
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
+from dpc_inputs import parse_json, read_input_lines
 from dpc_spark import add_spark_arguments, check_spark_arguments
 
 __all__ = ["add_inli_parser"]
@@ -173,24 +174,29 @@ def predict_command(args: argparse.Namespace) -> int:
         if args.out:
             check_output_file(args.out, "--out", overwrite=args.overwrite)
         name = "<stdin>" if args.input == "-" else args.input
-        if args.input != "-" and not Path(args.input).is_file():
-            raise DatasetError(f"--input {args.input!r} does not exist")
-        handle = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")  # noqa: SIM115
+        if args.input == "-":
+            text = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+            try:
+                text = text.decode("utf-8-sig") if isinstance(text, bytes) else text
+            except UnicodeDecodeError as err:
+                raise DatasetError(f"<stdin> is not UTF-8 text (byte {err.start + 1} is "
+                                   f"0x{err.object[err.start]:02x})") from None
+            lines = text.split("\n")
+        else:
+            lines = read_input_lines(args.input, "--input", skip_blank=False)
         records, skipped = [], []
-        with handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError as err:
-                    raise DatasetError(f"{name}:{number}: not JSON ({err})") from None
-                if not isinstance(record, dict) or not {"premise", "hypothesis"} <= set(record):
-                    raise DatasetError(f"{name}:{number}: needs the keys premise and hypothesis")
-                if not str(record["premise"]).strip() or not str(record["hypothesis"]).strip():
-                    skipped.append(number)
-                    continue
-                records.append(record)
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            record = parse_json(line, f"{name}:{number}")
+            if not isinstance(record, dict) or not {"premise", "hypothesis"} <= set(record):
+                raise DatasetError(f"{name}:{number}: needs the keys premise and hypothesis")
+            if not str(record["premise"]).strip() or not str(record["hypothesis"]).strip():
+                skipped.append(number)
+                continue
+            records.append(record)
+        if not records and not skipped:
+            raise DatasetError(f"{name} holds no record to label")
         clf = InliClassifier.load(args.model, device=device, dtype=args.dtype)
         probs = clf.probabilities([str(r["premise"]) for r in records],
                                   [str(r["hypothesis"]) for r in records])

@@ -56,6 +56,23 @@ def test_jsonl(tmp_path: Path) -> None:
     assert stats.skipped["bad_json"] == 2
 
 
+def test_jsonl_bom_and_deep_lines(tmp_path: Path) -> None:
+    """A byte-order mark does not cost the first record, and a line nested 100,000 deep is a
+    counted bad line, not a RecursionError."""
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"text": "It rained."}).encode() + b"\n"
+                     + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    found, stats = texts(path)
+    assert found == ["It rained."]
+    assert stats.skipped == {"bad_json": 1}
+
+
+def test_text_bom_is_not_text(tmp_path: Path) -> None:
+    path = tmp_path / "marked.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + TEXT.encode())
+    assert texts(path)[0] == PARAGRAPHS
+
+
 def test_jsonl_custom_field(tmp_path: Path) -> None:
     path = tmp_path / "docs.jsonl"
     path.write_text(json.dumps({"body": "We left because it rained."}) + "\n")

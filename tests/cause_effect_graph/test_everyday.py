@@ -72,7 +72,7 @@ def test_ecare_both_formats_give_the_same_pairs_and_repeats_count_once(tmp_path)
 
 
 @pytest.mark.parametrize("line, message", [
-    ("{not json", r"e\.jsonl:2: not JSON"),
+    ("{not json", r"e\.jsonl:2 is not JSON"),
     ('["a", "b"]', r"e\.jsonl:2: an e-CARE row has to be a JSON object, not list"),
     ('{"cause": "x"}', r"e\.jsonl:2: not an e-CARE row .* it has cause\)"),
     ('{"premise": "p", "ask-for": "why", "hypothesis1": "a", "hypothesis2": "b", "label": 0}',

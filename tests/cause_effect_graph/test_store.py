@@ -78,6 +78,11 @@ def test_edgelist_and_release_roundtrips(small_graph, tmp_path):
     R = load_graph(tmp_path / "ceg.txt")
     assert sorted(R.edges(data="weight")) == sorted(small_graph.edges(data="weight"))
     assert R.nodes["hungry"]["cause_weight"] == 11 and R.graph["total"] == 27
+    for name in ("g.tsv", "ceg.txt"):  # a byte-order mark is no part of the first lemma
+        marked = tmp_path / f"marked-{name}"
+        marked.write_bytes(b"\xef\xbb\xbf" + (tmp_path / name).read_bytes())
+        M = load_graph(marked)
+        assert sorted(M.edges(data="weight")) == sorted(small_graph.edges(data="weight"))
 
 
 def test_release_format_extra_columns_compression_and_errors(tmp_path):

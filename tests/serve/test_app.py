@@ -75,7 +75,12 @@ def test_a_body_that_is_not_json_is_a_400(client: TestClient) -> None:
     response = client.post("/api/generate", content=b"{not json",
                            headers={"content-type": "application/json"})
     assert response.status_code == 400
-    assert response.json() == {"error": "the request body is not JSON"}
+    assert response.json() == {"error": "the request body is not JSON (Expecting property name "
+                                        "enclosed in double quotes at column 2)"}
+    latin1 = client.post("/api/generate", content=b'{"input": "caf\xe9"}',
+                         headers={"content-type": "application/json"})
+    assert latin1.status_code == 400
+    assert latin1.json() == {"error": "the request body is not UTF-8 text (byte 15 is 0xe9)"}
 
 
 #: The page's handlers with the same bad inputs: a message where the results go.

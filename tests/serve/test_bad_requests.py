@@ -107,9 +107,9 @@ CASES = [
     Case("nesting inside a field", "POST", "/api/constrain", JSON,
          js({"input": "x", "sets": nested(30)}), 400, "nests"),
     Case("not JSON", "POST", "/api/generate", JSON, b"{not json", 400, "not JSON"),
-    Case("not UTF-8", "POST", "/api/generate", JSON, b'{"input": "\xff\xfe"}', 400, "not JSON"),
+    Case("not UTF-8", "POST", "/api/generate", JSON, b'{"input": "\xff\xfe"}', 400, "not UTF-8 text"),
     Case("an integer of 5,000 digits", "POST", "/api/generate", JSON,
-         b'{"input": "babies cry", "n": ' + b"9" * 5000 + b"}", 400, "not JSON"),
+         b'{"input": "babies cry", "n": ' + b"9" * 5000 + b"}", 400, "not JSON dpc can read"),
     Case("a body over the limit", "POST", "/api/generate", JSON,
          js({"input": "x" * (MAX_BODY + 1)}), 413, "bytes"),
     # values

@@ -208,6 +208,8 @@ def test_aflite_refuses_large_and_bad_files(service: Service, tiny_bert: str) ->
         AfliteRequest(winogrande_text(502), "winogrande")
     with pytest.raises(ServeError, match="view"):
         AfliteRequest(winogrande_text(), "inli", view="twins")
+    with pytest.raises(ServeError, match="a lone surrogate at character 1"):
+        AfliteRequest("a\ud800b", "winogrande")  # JSON's "\ud800": no UTF-8 file holds it
     tab = AfliteTab(encoder=tiny_bert)
     with pytest.raises(ServeError, match=r"upload\.jsonl:1") as err:
         tab.answer(service, AfliteRequest("{not json\n", "winogrande"))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dpc_errors import DpcError
 from dpc_files import OutputError
 from tasks.datasets import (
     INLI_LABELS,
@@ -47,7 +48,7 @@ def test_multiple_choice_round_trips_with_unknown_keys(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("row", "message"), [
-    ("{not json", "a.jsonl:2: not valid JSON"),
+    ("{not json", "a.jsonl:2 is not JSON"),
     ("[1, 2]", "a.jsonl:2: a multiple-choice line must be a JSON object"),
     ({**MC, "label": 4}, "a.jsonl:2: `label` (=4) must be one of 0, 1, 2, 3"),
     ({**MC, "endings": ["only one"]}, "a.jsonl:2: `endings` must be a list of at least 2"),
@@ -56,13 +57,13 @@ def test_multiple_choice_round_trips_with_unknown_keys(tmp_path: Path) -> None:
 ])
 def test_multiple_choice_errors_name_file_and_line(tmp_path: Path, row: object,
                                                    message: str) -> None:
-    with pytest.raises(DatasetError, match=message.replace("(", r"\(").replace(")", r"\)")
+    with pytest.raises(DpcError, match=message.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[")):
         read_multiple_choice(_lines(tmp_path / "a.jsonl", MC, row))
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(DatasetError, match="nope.jsonl"):
+    with pytest.raises(DpcError, match="nope.jsonl' does not exist"):
         read_multiple_choice(tmp_path / "nope.jsonl")
 
 
@@ -202,12 +203,13 @@ def test_swag_csv_without_labels_is_refused(tmp_path: Path) -> None:
     ("sent1,sent2,ending0,ending1,ending3,label\n", "s.csv: ending column(s) ending3 without "
                                                     "ending2"),
     ("sent1,sent2,ending0,ending1,label,sent1\n", "s.csv: column(s) 'sent1' appear twice"),
-    ("", "s.csv: not a SWAG CSV: missing column(s) sent1, sent2, ending0, ending1 (it has: "
-         "nothing)"),
+    ("", "s.csv' is empty"),
+    ("\ufeff" + SWAG_CSV.replace("label", "lbl"), "s.csv: no `label` column"),
+    (SWAG_CSV + "2,v,1,A b. c,A b.,c,gold,w,x,y,z,0\x00\n", r"s.csv:4: `label` (='0\x00')"),
 ])
 def test_swag_csv_errors_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
-    (tmp_path / "s.csv").write_text(text)
-    with pytest.raises(DatasetError) as err:
+    (tmp_path / "s.csv").write_text(text, encoding="utf-8")
+    with pytest.raises(DpcError) as err:
         read_swag_csv(tmp_path / "s.csv")
     assert message in str(err.value)
 

@@ -44,7 +44,7 @@ def test_bad_input_is_one_line(commongen_model: Path, split: dict[str, Path], tm
                                capsys) -> None:
     for argv, word in (
             (["generate", str(tmp_path / "none.txt"), "--out", str(tmp_path / "o.jsonl"),
-              "--model", str(commongen_model)], "no such CommonGen file"),
+              "--model", str(commongen_model)], "none.txt' does not exist"),
             (["generate", str(split["cs_str"]), "--out", str(tmp_path / "o.jsonl"),
               "--model", str(tmp_path / "nomodel")], "is not a folder"),
             (["generate", str(split["cs_str"]), "--out", str(tmp_path / "o.jsonl"),

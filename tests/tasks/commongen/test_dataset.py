@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from dpc_inputs import InputError
 from tasks.commongen.dataset import (
     Concept,
     distinct,
@@ -49,8 +50,15 @@ def test_bad_concept_sets_name_the_value(line: str, word: str) -> None:
 
 
 def test_bad_files_name_the_file_and_line(tmp_path: Path) -> None:
-    with pytest.raises(DatasetError, match="no such CommonGen file"):
+    with pytest.raises(InputError, match="CommonGen file '.*missing.txt' does not exist"):
         read_concept_sets(tmp_path / "missing.txt")
+    marked = tmp_path / "marked.txt"
+    marked.write_bytes(b"\xef\xbb\xbfdog_N#cat_N\n")  # the BOM is not part of the first lemma
+    assert [c.lemma for c in read_concept_sets(marked)[0]] == ["dog", "cat"]
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 50_000 + "]" * 50_000 + "\n")
+    with pytest.raises(InputError, match="deep.jsonl:1 nests arrays"):
+        read_concept_sets(deep)
     src, tgt = tmp_path / "src.txt", tmp_path / "tgt.txt"
     src.write_text("dog cat\nsun sky\n")
     tgt.write_text("A dog and a cat.\n")
