@@ -302,8 +302,10 @@ def lm_generator_command(args: argparse.Namespace) -> int:
     from dpc_files import check_output_folder, claim_output_folder
     from train.cause_effect_lm import (
         LmGeneratorOptions,
+        split_pairs,
         train_cause_effect_lm,
     )
+    from train.errors import TrainDataError
 
     _no_hub_bars(args)
     try:
@@ -312,6 +314,9 @@ def lm_generator_command(args: argparse.Namespace) -> int:
                   if f.name != "progress"}
         options = LmGeneratorOptions(**values, progress=not args.no_progress)
         pairs = [pair for path in args.pairs for pair in read_ecare(path)]
+        if not split_pairs(pairs)[0]:  # refused before --out is made: nothing left behind
+            raise TrainDataError("no usable (cause, effect) pair to train on in --pairs "
+                                 + " ".join(map(repr, args.pairs)))
         out = check_output_folder(args.out, "--out", command="dpc train lm-generator")
         claim_output_folder(out, "dpc train lm-generator")
         summary = train_cause_effect_lm(pairs, out, options, args.pairs, device=args.device,

@@ -181,12 +181,13 @@ def eval_command(args: argparse.Namespace) -> int:
     """``dpc commongen eval``: score a results file against references."""
     try:
         from dpc_files import read_results
+        from dpc_inputs import check_input_file
         from tasks.commongen.dataset import read_pairs, reference_key
         from tasks.commongen.evaluation import evaluate, format_scores
         from tasks.errors import TaskError
 
         try:
-            _, rows = read_results(args.file)
+            _, rows = read_results(check_input_file(args.file, "results file"))
         except OSError as err:
             raise TaskError(f"cannot read {args.file!r}: {err.strerror}") from None
         if not rows:

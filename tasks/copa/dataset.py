@@ -17,6 +17,7 @@ from pathlib import Path
 
 from causal_mining.pair import Direction
 from dpc_errors import DpcError
+from dpc_inputs import check_input_file
 
 __all__ = ["CopaItem", "Relation", "as_clause", "copa_texts", "read_copa"]
 
@@ -45,9 +46,7 @@ def read_copa(path: str | Path) -> list[CopaItem]:
 
     Raises :class:`~dpc_errors.DpcError` naming the file and the faulty item.
     """
-    file = Path(path)
-    if not file.is_file():
-        raise DpcError(f"COPA file {str(path)!r} does not exist")
+    file = check_input_file(path, "COPA file")  # missing, a directory, unreadable: said as such
     try:
         root = ET.parse(file).getroot()
     except ET.ParseError as err:

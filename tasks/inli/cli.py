@@ -25,7 +25,7 @@ from typing import Any
 from dpc_decode.options import add_search_arguments, search_options_from
 from dpc_device import add_device_arguments, check_arguments
 from dpc_errors import DpcError
-from dpc_inputs import parse_json, read_input_lines
+from dpc_inputs import check_input_file, parse_json, read_input_lines
 from dpc_spark import add_spark_arguments, check_spark_arguments
 
 __all__ = ["add_inli_parser"]
@@ -109,15 +109,13 @@ def _read(path: str, limit: int | None) -> Any:
 def train_command(args: argparse.Namespace) -> int:
     """Train and save; print the dev accuracy and the training time."""
     from dpc_files import check_output_folder, claim_output_folder
-    from tasks.errors import TaskError
     from tasks.inli.classifier import train_classifier
     from train.cross_encoder import CrossEncoderOptions
 
     try:
         device = check_arguments(args, training=True)  # before anything is read or written
         out = check_output_folder(args.out, "--out", command="dpc inli train")
-        if not Path(args.train).is_file():
-            raise TaskError(f"--train {args.train!r} does not exist")
+        check_input_file(args.train, "--train")  # a directory said as one, a missing file too
         rows = _read(args.train, args.limit)
         options = CrossEncoderOptions(
             encoder=args.encoder, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,

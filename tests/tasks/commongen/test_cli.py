@@ -50,7 +50,8 @@ def test_bad_input_is_one_line(commongen_model: Path, split: dict[str, Path], tm
             (["generate", str(split["cs_str"]), "--out", str(tmp_path / "o.jsonl"),
               "--model", str(commongen_model), "--num-beams", "0"], "num_beams"),
             (["eval", str(tmp_path / "none.jsonl"), "--refs", str(split["tgt"]),
-              "--sets", str(split["cs_str"])], "cannot read"),
+              "--sets", str(split["cs_str"])], "results file '" + str(tmp_path / "none.jsonl")
+             + "' does not exist"),
             (["eval", str(split["tgt"]), "--refs", str(split["tgt"]),
               "--sets", str(split["cs_str"])], "not a results file")):
         assert cli.main(["commongen", *argv]) == 2, argv
