@@ -30,6 +30,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import NoReturn
 
 from causal_mining.cli import add_mine_parser
 from cause_effect_graph.cli import add_graph_parser
@@ -43,9 +44,29 @@ from train.cli import add_train_parser
 __all__ = ["build_parser", "main"]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, its errors one line: ``dpc generate: error: argument --n: invalid int
+    value: 'x'``, not the usage block first (``--help`` shows it). A parser of sub-commands
+    called without one (``dpc graph``) still answers with its usage, which is then the answer.
+    Every sub-command's parser is one too (``add_subparsers`` makes its parsers of the same
+    class).
+
+    >>> OneLineParser(prog="dpc demo").error("argument --n: invalid int value: 'x'")
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+
+    def error(self, message: str) -> NoReturn:
+        if self._subparsers is not None and message.startswith(
+                "the following arguments are required"):
+            super().error(message)  # a missing sub-command: the usage lists them
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``dpc`` argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(prog="dpc", description=(__doc__ or "").splitlines()[0])
+    parser = OneLineParser(prog="dpc", description=(__doc__ or "").splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     add_generate_parser(sub)
     add_mine_parser(sub)

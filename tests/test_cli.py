@@ -141,3 +141,24 @@ def test_corrupt_model_weights_are_a_clear_error(tmp_path, capsys):
     (folder / "model.safetensors").write_bytes(b"\x00" * 1000)
     assert cli.main(["generate", "--input", "babies cry", "--model", str(folder)]) == 2
     assert f"cannot load a model from '{folder}'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["generate", "--n", "x"], "dpc generate: error: argument --n: invalid int value: 'x'"),
+    (["graph", "build"], "dpc graph build: error: the following arguments are required: bank, "
+                         "--out"),
+    (["generate", "--search", "astar"], "dpc generate: error: argument --search: invalid choice: "
+                                        "'astar' (choose from 'dba', 'neurologic')"),
+])
+def test_a_bad_option_is_one_line(argv, line, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_a_missing_sub_command_shows_the_usage(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["graph"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: dpc graph") and "build" in err
