@@ -223,8 +223,9 @@ def neurologic_allocate(group: torch.Tensor, complete: torch.Tensor, score: torc
     round, however low its score against other groups'.
 
     ``wide=False`` says every key is below ``2**31`` (:func:`group_keys` of at most 31 sets):
-    the groups and the final order are then each one sort of a packed key
-    (:func:`descending_order`) instead of two and three; the order is the same.
+    the groups are then one sort of a packed key (:func:`descending_order`) instead of two. The
+    final order (tier, rank, score) is always one such sort instead of three; the order is the
+    lexicographic one either way.
 
     >>> import torch
     >>> group = torch.tensor([[0, 0, 1, 3, 3]])       # 3: both of two sets met (complete)
