@@ -47,7 +47,7 @@ from dpc_errors import DpcError
 
 __all__ = ["MAX_DEPTH", "MAX_LINE_CHARS", "InputError", "check_input_file", "iter_input_lines",
            "open_input_text", "parse_json", "read_input_lines", "read_input_text",
-           "read_json_lines"]
+           "read_json_lines", "read_numbered_lines"]
 
 #: The deepest nesting of arrays and objects a JSON line may have.
 MAX_DEPTH = 100
@@ -138,11 +138,15 @@ def read_input_lines(path: str | os.PathLike[str], option: str, *, skip_blank: b
                      allow_empty: bool = False) -> list[str]:
     """The file's lines without their line ends (blank lines left out unless ``skip_blank`` is
     off), each at most :data:`MAX_LINE_CHARS` long."""
-    return [line for _, line in _numbered(path, option, skip_blank, allow_empty)]
+    return [line for _, line in read_numbered_lines(path, option, skip_blank=skip_blank,
+                                                     allow_empty=allow_empty)]
 
 
-def _numbered(path: str | os.PathLike[str], option: str, skip_blank: bool, allow_empty: bool
-              ) -> list[tuple[int, str]]:
+def read_numbered_lines(path: str | os.PathLike[str], option: str, *, skip_blank: bool = True,
+                        allow_empty: bool = False) -> list[tuple[int, str]]:
+    """``(line number, line)`` of the file's lines (1-based; blank ones left out unless
+    ``skip_blank`` is off), read as :func:`read_input_lines` reads them: for readers whose
+    errors name the line."""
     text = read_input_text(path, option, allow_empty=allow_empty)
     lines = []
     # split on "\n" alone: str.splitlines would also split on U+2028 and the like, which a JSON
@@ -236,4 +240,4 @@ def read_json_lines(path: str | os.PathLike[str], option: str, *, allow_empty: b
     """Every non-blank line of a JSON-lines file as its value, a bad line named by its number."""
     shown = f"{option} {_shown(Path(path))}"
     return [parse_json(line, f"{shown} line {number}", max_depth=max_depth)
-            for number, line in _numbered(path, option, True, allow_empty)]
+            for number, line in read_numbered_lines(path, option, allow_empty=allow_empty)]

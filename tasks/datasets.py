@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from dpc_files import atomic_open, check_output_file
-from dpc_inputs import open_input_text, parse_json, read_input_lines
+from dpc_inputs import open_input_text, parse_json, read_numbered_lines
 from tasks.errors import DatasetError
 
 __all__ = ["INLI_COLUMNS", "INLI_LABELS", "SWAG_COLUMNS", "InliData", "InliRow",
@@ -90,18 +90,12 @@ def _json_lines(path: str | Path, kind: str) -> Iterator[tuple[int, dict[str, An
     :func:`dpc_inputs.read_input_lines` (UTF-8, BOM dropped, an empty file refused) and parsed by
     :func:`dpc_inputs.parse_json` (a line nested too deeply is refused by its number)."""
     file = Path(path)
-    for number, line in _numbered_lines(file, f"{kind} file"):
+    for number, line in read_numbered_lines(file, f"{kind} file"):
         value = parse_json(line, f"{file}:{number}")
         if not isinstance(value, dict):
             raise DatasetError(f"{file}:{number}: a {kind} line must be a JSON object, "
                                f"not {type(value).__name__}")
         yield number, value
-
-
-def _numbered_lines(file: Path, option: str) -> list[tuple[int, str]]:
-    """(line number, line) of the file's non-blank lines."""
-    lines = read_input_lines(file, option, skip_blank=False)
-    return [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
 
 
 @contextmanager

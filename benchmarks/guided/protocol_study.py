@@ -180,7 +180,8 @@ def fluency(records: list[dict], stored: dict, config: Config) -> dict:
     """Issue 57's measure of what the keywords cost: the verifier's median score (the
     cross-encoder's plus ``config.pmi_weight`` times the PMI) and the mean NLL of every decoded
     keyword row's outputs against the plain N-best's, and the same inside ``config``'s top K
-    (keyword rows against the plain rows there)."""
+    (keyword rows against the plain rows there); the share of keyword rows that end on their
+    keyword, and the CPU seconds of each part of the decode an item."""
     import statistics
 
     def judge(record: dict, o: dict) -> float:
@@ -195,6 +196,14 @@ def fluency(records: list[dict], stored: dict, config: Config) -> dict:
         result[name] = {"outputs": len(outs),
                         "median verifier": round(statistics.median(judge(r, o) for r, o in outs), 3),
                         "mean nll": round(statistics.mean(o["nll"] for _, o in outs), 3)}
+    # the share of keyword rows whose last word starts as their keyword does (tacked on at the end)
+    rows = decoded["keyword rows"]
+    result["keyword rows"]["end on their keyword"] = round(sum(
+        o["text"].split()[-1].lower().startswith(o["keyword"][:4].lower())
+        for _, o in rows if o["text"].split()) / max(1, len(rows)), 3)
+    result["cpu seconds an item"] = {part: round(statistics.mean(r["cpu_seconds"][part]
+                                                                 for r in records), 2)
+                                     for part in records[0]["cpu_seconds"]}
     tops = [o for r in records for o in top_k(r, config, stored[str(r["index"])])]
     for name, keep in (("top K keyword rows", lambda o: o.keyword is not None),
                        ("top K plain rows", lambda o: o.keyword is None)):
