@@ -16,6 +16,11 @@ CPU with 1 thread, each the best of R runs:
   one of a packed key (``dpc_decode.beam.descending_order``);
 * ``argsort_ms`` / ``topk_ms``: the first 8 of (512, 152) distinct int64 keys in allocation order
   by a stable sort of all of them against ``topk`` (``dpc_decode.beam.Allocation.first``);
+* ``topk_rows_ms`` / ``topk_flat_ms``: the best 50 totals of 16 inputs x 8 beams over a
+  vocabulary of 1,000 (the engine proxy's shape), as the top 50 of each of the 128 rows and then
+  of their 16 x 400, against one ``topk`` of (16, 8,000) (``dpc_decode.search``'s
+  ``_neurologic_candidates``; torch's CPU ``topk`` picks a slower algorithm when ``k`` is large
+  against the row);
 * ``walk_states_ms`` / ``scan_ms``: 300 outputs of 20 tokens walked by ``Automaton.advance`` (a
   ``State`` a token, as ``scan`` and ``run`` walked before) and by ``Automaton.scan`` (what
   reporting the outputs does; the matches too), one set of 4 alternatives each (the per-row
@@ -103,6 +108,16 @@ def main(repeats: int = 7) -> None:
     out["argsort_ms"] = best(lambda: torch.argsort(keys, dim=-1, stable=True)[:, :8], repeats,
                              20) * 1e3
     out["topk_ms"] = best(lambda: keys.topk(8, dim=-1, largest=False).indices, repeats, 20) * 1e3
+    log_probs = torch.randn(128, 1000, generator=gen).log_softmax(-1)
+    beam_scores = torch.randn(128, 1, generator=gen) - 5
+
+    def rows_then_inputs() -> torch.Tensor:
+        row_scores = log_probs.topk(50, dim=1).values + beam_scores  # (128, 50)
+        return row_scores.view(16, 400).topk(50, dim=1).values
+
+    out["topk_rows_ms"] = best(rows_then_inputs, repeats, 20) * 1e3
+    out["topk_flat_ms"] = best(
+        lambda: (log_probs + beam_scores).view(16, 8000).topk(50, dim=1).values, repeats, 20) * 1e3
 
     walk_rng = random.Random(3)
     walks = [(Automaton(random_sets(walk_rng, 1000, 1, 4)),

@@ -3,7 +3,8 @@
 Three tiny random models (T5 vocab 1,000, T5 vocab 50, GPT-2 vocab 300), 24 random prompts,
 constraint shapes (5 / 1 / 16 shared sets, a set or none per row, banned phrases, overlapping
 alternatives), EOS on and off, no-repeat n-grams with a minimum length or not, 4 and 8 beams,
-2 outputs each. Run it on two checkouts and compare::
+2 outputs each; ``--search neurologic`` decodes them under NeuroLogic (where the engine has it).
+Run it on two checkouts and compare::
 
     .venv/bin/python benchmarks/output_identity.py --root OLD_CHECKOUT --out old.json
     .venv/bin/python benchmarks/output_identity.py --root . --out new.json
@@ -21,7 +22,7 @@ from pathlib import Path
 import torch
 
 
-def configurations(root: Path) -> dict[str, list]:
+def configurations(root: Path, search: dict | None = None) -> dict[str, list]:
     sys.path.insert(0, str(root.resolve()))
     from transformers import GPT2Config, GPT2LMHeadModel, T5Config, T5ForConditionalGeneration
 
@@ -61,7 +62,8 @@ def configurations(root: Path) -> dict[str, list]:
                 for extra in ({}, {"no_repeat_ngram_size": 2, "min_new_tokens": 3}):
                     for beams in (4, 8):
                         res = generate(model, None, inputs, num_beams=beams, max_new_tokens=12,
-                                       eos_token_id=eos, num_return_sequences=2, **extra, **kw)
+                                       eos_token_id=eos, num_return_sequences=2, **extra, **kw,
+                                       **(search or {}))
                         key = f"{name}/{case}/{eos}/{sorted(extra)}/{beams}"
                         out[key] = [[(list(o.token_ids), round(o.log_prob, 4), o.satisfied)
                                      for o in r] for r in res]
@@ -73,6 +75,8 @@ def main() -> None:
     p.add_argument("--root", type=Path, default=Path("."), help="the checkout whose engine runs")
     p.add_argument("--out", type=Path)
     p.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"))
+    p.add_argument("--search", choices=["dba", "neurologic"],
+                   help="the search to decode with (default: the engine's own default)")
     args = p.parse_args()
     if args.compare:
         old, new = (json.loads(f.read_text()) for f in args.compare)
@@ -80,7 +84,7 @@ def main() -> None:
         print(f"{len(old) - len(differ)}/{len(old)} configurations identical; differ: {differ}")
         return
     torch.set_num_threads(2)
-    result = configurations(args.root)
+    result = configurations(args.root, {"search": args.search} if args.search else None)
     if args.out:
         args.out.write_text(json.dumps(result))
     print(f"{len(result)} configurations")

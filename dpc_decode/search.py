@@ -178,7 +178,10 @@ class _Letters:
 class _ConstraintSearch:
     """The automaton state of every beam, kept as (B, K) and (B, K, S) so that a candidate's
     parent state is one indexed read, and the per-step work added to plain beam search stays a
-    few tensor operations (each a kernel launch on a GPU) whatever the number of sets.
+    few tensor operations (each a kernel launch on a GPU) whatever the number of sets. Up to 62
+    sets (``packed``), the sets met are one int64 of bits per beam, (B, K), and a candidate's
+    count of them and its bank are lookups of (B, C) integers, not reductions of (B, C, S)
+    booleans (:func:`~dpc_decode.tensor_automaton._packed_tables`).
 
     ``base`` is ``sets met × (max_depth + 1)``: the bank of a state with no partial match.
     ``ended`` is the same count were the hypothesis to end now, which ranks it in the finished
@@ -207,8 +210,10 @@ class _ConstraintSearch:
         self.input_block = automaton.block[self.input_col]  # (B, 1)
         node, met = automaton.initial_state(self.rows)
         self.node = node.view(batch, beams)  # (B, K)
-        self.met = met.view(batch, beams, -1)  # (B, K, S)
-        self.base = self.met.sum(-1) * self.scale  # (B, K)
+        self.packed = automaton.set_bits is not None
+        self.met = (automaton.pack(met).view(batch, beams) if self.packed  # (B, K) bits
+                    else met.view(batch, beams, -1))  # (B, K, S)
+        self.base = self._count(self.met) * self.scale  # (B, K)
         self.ended = self.base  # (B, K): no set is pending before the first token
         width = automaton.leaving.shape[1]  # M: letters offered per beam
         self.row_tables = automaton.for_rows(self.rows)
@@ -228,9 +233,14 @@ class _ConstraintSearch:
         return _Letters(tokens.view(self.batch * self.beams, -1),
                         tokens.view(self.batch, -1), self.letter_parents)
 
+    def _count(self, met: torch.Tensor) -> torch.Tensor:
+        """The sets met: of packed bits (...,) or of booleans (..., S)."""
+        return self.automaton.count_packed(met) if self.packed else met.sum(-1)
+
     def flat(self) -> tuple[torch.Tensor, torch.Tensor]:
         """node (H,) and met (H, S), for the masks."""
-        return self.node.view(-1), self.met.view(self.batch * self.beams, -1)
+        met = self.met.view(-1) if self.packed else self.met.view(self.batch * self.beams, -1)
+        return self.node.view(-1), self.automaton.unpack(met) if self.packed else met
 
     def mask_state(self, eos: torch.Tensor, step: int, options: BeamSearchOptions
                    ) -> tuple[torch.Tensor, torch.Tensor] | tuple[None, None]:
@@ -247,12 +257,15 @@ class _ConstraintSearch:
         bank (B, C), the rank it would have in the finished pool (``ended``: sets met, as the
         pool ranks them), the scores with letters that advance no unmet set dropped (-inf), and
         which sets it would have met were it to end now (B, C, S; pending whole words count).
+        ``packed``: met and the sets met were it to end are (B, C) bits.
 
         A letter *advances* when its bank is above its parent's base: it meets a set, or it is on
         the way to an unmet one."""
         a = self.automaton
         parent_node = self.node.gather(1, parent)  # (B, C)
         node = a.next_node[parent_node, a.block_symbols(self.input_block, token)]
+        if self.packed:
+            return self._packed_states(parent, parent_node, node, token, score)
         # one row gather each (rows_at): on a CPU faster than indexing met[input, parent]
         # (benchmarks/engine_micro.py: rows_at_pair_ms against index_pair_ms)
         parent_met = rows_at(self.met.view(self.batch * self.beams, -1), parent + self.first_beam)
@@ -270,6 +283,29 @@ class _ConstraintSearch:
         keep = self.head[:, : parent.shape[1]] | (bank > self.base.gather(1, parent))
         return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
 
+    def _packed_states(self, parent: torch.Tensor, parent_node: torch.Tensor, node: torch.Tensor,
+                       token: torch.Tensor, score: torch.Tensor) -> tuple[
+        _States, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor
+    ]:
+        """:meth:`states` on packed bits: the same figures, each (B, C). The bank's partial
+        progress is the node's depth where the node is on the way to an unmet set: every set a
+        node is on the way to has its depth (``partial_depth``)."""
+        a = self.automaton
+        assert a.completes_packed is not None and a.useful_packed is not None
+        met = self.met.gather(1, parent) | rows_at(a.completes_packed, node)  # (B, C)
+        if a.has_whole_word:  # the token ends a pending whole word, or not
+            assert a.pending_packed is not None
+            met = met | torch.where(a.token_continues(token), 0, rows_at(a.pending_packed, parent_node))
+            ended_met = met | rows_at(a.pending_packed, node)
+            base, ended = a.count_packed(met) * self.scale, a.count_packed(ended_met) * self.scale
+        else:
+            ended_met = met
+            base = ended = a.count_packed(met) * self.scale
+        on_way = (rows_at(a.useful_packed, node) & ~ended_met) != 0
+        bank = ended + torch.where(on_way, rows_at(a.depth, node), 0)
+        keep = self.head[:, : parent.shape[1]] | (bank > self.base.gather(1, parent))
+        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
+
     def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
                           history: torch.Tensor, head: _Head, eos: torch.Tensor, step: int,
                           done: torch.Tensor, length_penalty: float) -> None:
@@ -283,7 +319,7 @@ class _ConstraintSearch:
         """Make the chosen candidates (B, K) the new beams."""
         node, met, base, ended = states
         self.node = node.gather(1, pick)
-        self.met = met[self.input_col, pick]
+        self.met = met.gather(1, pick) if self.packed else met[self.input_col, pick]
         self.base = base.gather(1, pick)
         self.ended = ended.gather(1, pick) if ended is not base else self.base
 
@@ -495,22 +531,23 @@ def _neurologic_candidates(
     each beam's own top ``K`` tokens (``K * K``); the letters of every beam that leave the root
     (:meth:`_ConstraintSearch.letters`; only the ``prune_factor`` best of them where there are
     more). A beam's own tokens but its best, and the letters, are pruned (-inf) unless their
-    total score is among the ``prune_factor`` best of the input's step: one pass of ``topk``
-    over the vocabulary gives all three, as in :func:`_candidates`."""
+    total score is among the ``prune_factor`` best of the input's step. Two passes of ``topk``:
+    the input's best totals over all its beams' tokens at once (on a CPU one ``topk`` of a few
+    wide rows is several times faster than of many rows of one vocabulary each: ``python
+    benchmarks/engine_micro.py``, ``topk_flat_ms`` against ``topk_rows_ms``), and each beam's own
+    top ``K``."""
     batch, beams = beam_scores.shape
     vocab = log_probs.shape[1]
-    width = min(max(2 * beams, prune_factor), vocab)
     own = min(beams, vocab)
     flat_scores = beam_scores.reshape(-1, 1)  # (H, 1)
-    row_scores, row_tokens = log_probs.topk(width, dim=1)  # (H, W)
-    row_scores = row_scores + flat_scores
-    prune = min(prune_factor, beams * width)
-    best_scores, best_index = row_scores.view(batch, beams * width).topk(
-        max(2 * beams, prune), dim=1)  # (B, max(2K, P))
+    prune = min(prune_factor, beams * vocab)
+    totals = (log_probs + flat_scores).view(batch, beams * vocab)  # (B, K * V)
+    best_scores, best_index = totals.topk(min(max(2 * beams, prune), beams * vocab), dim=1)
     floor = best_scores[:, prune - 1 : prune]  # (B, 1): the P-th best total score
     top_index = best_index[:, : 2 * beams]
     device = log_probs.device
-    own_scores = row_scores[:, :own].reshape(batch, beams * own)  # (B, K * own)
+    own_scores, own_tokens = log_probs.topk(own, dim=1)  # (H, own)
+    own_scores = (own_scores + flat_scores).view(batch, beams * own)  # (B, K * own)
     own_first = torch.zeros(own, dtype=torch.bool, device=device)
     own_first[0] = True
     kept = (own_scores >= floor) | own_first.repeat(beams)  # each beam's best is never pruned
@@ -521,11 +558,10 @@ def _neurologic_candidates(
         # the sets' states, the groups and the sorts read P columns, not every beam's letters
         letter_scores, pick = letter_scores.topk(prune, dim=1)  # (B, P)
         letter_parents, letter_tokens = letter_parents.gather(1, pick), letter_tokens.gather(1, pick)
-    parents = [top_index // width,
+    parents = [top_index // vocab,
                torch.arange(beams, device=device).repeat_interleave(own).expand(batch, -1),
                letter_parents]
-    tokens = [row_tokens.view(batch, beams * width).gather(1, top_index),
-              row_tokens[:, :own].reshape(batch, beams * own), letter_tokens]
+    tokens = [top_index % vocab, own_tokens.view(batch, beams * own), letter_tokens]
     scores = [best_scores[:, : 2 * beams], own_scores.masked_fill(~kept, NEG_INF),
               letter_scores.masked_fill(letter_scores < floor, NEG_INF)]
     return torch.cat(parents, dim=1), torch.cat(tokens, dim=1), torch.cat(scores, dim=1)
@@ -551,12 +587,17 @@ def _score_neurologic(
                                                   options.prune_factor)
     states, _, met_rank, score, ended_met = search.states(parent, token, score)
     score = _drop_repeats(parent, token, score, vocab)
-    valid = within_tolerance(ended_met.sum(-1), torch.isfinite(score), options.sat_tolerance)
+    met_count = torch.div(met_rank, search.scale, rounding_mode="floor")  # ended_met.sum(-1)
+    valid = within_tolerance(met_count, torch.isfinite(score), options.sat_tolerance)
     score = score.masked_fill(~valid, NEG_INF)  # (B, C)
     is_eos = is_eos_token(token, eos)
-    group, complete = group_keys(ended_met), ended_met.all(-1)  # (B, C) each
+    # (B, C) each; padding and impossible sets count as met, so all met is a count of S. Packed
+    # met-bits are group_keys' own keys (the bits of the sets met).
+    sets = search.automaton.num_sets
+    group = ended_met if search.packed else group_keys(ended_met)
+    complete = met_count == sets
     beams = beam_scores.shape[1]
-    wide = ended_met.shape[-1] > 31  # group keys of more sets may reach 2**31
+    wide = sets > 31  # group keys of more sets may reach 2**31
     allocation = neurologic_allocate(group, complete, score, valid, beams, options.score_slots,
                                      ~is_eos, wide=wide)
     scored = _Scored(parent, token, score, valid, is_eos, met_rank)
@@ -580,7 +621,7 @@ def _lookahead(
     search: _ConstraintSearch,
     scored: _Scored,
     node: torch.Tensor,  # (B, C) automaton node of each candidate
-    ended_met: torch.Tensor,  # (B, C, S)
+    ended_met: torch.Tensor,  # (B, C, S), or (B, C) bits where search.packed
     short: torch.Tensor,  # (B, W) candidate columns to estimate
     steps: int,
 ) -> torch.Tensor:
@@ -596,7 +637,10 @@ def _lookahead(
     cols = short.shape[1]
     position = torch.full((batch,), -1, dtype=torch.long, device=short.device)
     position[running] = torch.arange(running.numel(), device=short.device)
-    met = ended_met.gather(1, short.unsqueeze(-1).expand(-1, -1, ended_met.shape[-1]))  # (B, W, S)
+    if search.packed:
+        met = a.unpack(ended_met.gather(1, short))  # (B, W, S)
+    else:
+        met = ended_met.gather(1, short.unsqueeze(-1).expand(-1, -1, ended_met.shape[-1]))
     roll = (scored.valid.gather(1, short) & ~scored.is_eos.gather(1, short) & ~met.all(-1)
             & (position >= 0).unsqueeze(1))  # (B, W)
     future = torch.zeros((batch, cols), device=short.device)

@@ -474,6 +474,8 @@ class RowTables:
     met_weight: torch.Tensor  # (hyps, S)
     root_base: torch.Tensor  # (hyps,): need_base of the row's root
     letter_continues: torch.Tensor | None = None  # (hyps, A): the letter continues a word
+    length_base: torch.Tensor | None = None  # (hyps,): the row's block of ``length_bytes``
+    total_length: torch.Tensor | None = None  # (hyps,) int32: min_length added up
 
 
 @dataclass(frozen=True)
@@ -536,6 +538,18 @@ class TensorAutomaton:
     pending_bits: torch.Tensor | None  # (nodes,) int64: met-bits pending at the node (or None)
     met_weight: torch.Tensor  # (rows, S) int64: met-bit of each set; 0 for padding, impossible, inexact
     exact_node: torch.Tensor  # (nodes,) bool: the node's automaton has an exact need table
+    # Met-sets packed as bits (bit s: set s) where they fit an int64 (:func:`_packed_tables`);
+    # None beyond 62 sets:
+    set_bits: torch.Tensor | None  # (S,) int64: 1 << s
+    completes_packed: torch.Tensor | None  # (nodes,) int64: the sets completed on reaching the node
+    pending_packed: torch.Tensor | None  # (nodes,) int64: the sets pending there (whole-word rows)
+    useful_packed: torch.Tensor | None  # (nodes,) int64: the sets the node is on the way to
+    byte_counts: torch.Tensor | None  # (256,) int64: the bits set in each byte value
+    # ... and the plan's need on them, where besides the gains take few values (else None):
+    gain_levels: torch.Tensor | None  # (L,) int32: the distinct positive gains, descending
+    gain_masks: torch.Tensor | None  # (nodes, L) int64: the sets whose gain at the node is level l
+    length_bytes: torch.Tensor | None  # (distinct * C * 256,) int32: per automaton and byte c of
+    #                                    the met-bits, the shortest lengths of the sets it holds
     symbol_table: torch.Tensor | None  # (distinct, W) int8/16/32: token t's symbol; None: bisect
     sorted_alphabet: torch.Tensor  # (distinct, A + 1) int64, padded above every token id
     max_depth: int
@@ -630,6 +644,8 @@ class TensorAutomaton:
             "continues": continues,
             "met_weight": torch.from_numpy(t.met_weight)[block_t],
             "exact_node": torch.from_numpy(t.exact[t.node_auto]),
+            **_packed_tables(_bit_matrix(t.completes, num_sets), pending, useful,
+                             torch.from_numpy(t.gain), torch.from_numpy(t.min_length)),
             "symbol_entries": entries,
             "sorted_alphabet": torch.from_numpy(sorted_alphabet),
         }
@@ -724,9 +740,11 @@ class TensorAutomaton:
     def for_rows(self, rows: torch.Tensor) -> RowTables:
         """The row constants of hypotheses of these rows (hyps,), for the per-step functions."""
         letters = self.alphabet[rows]
+        base, total = self._length_rows(rows) if self.length_bytes is not None else (None, None)
         return RowTables(rows, letters, self.min_length[rows], self.met_weight[rows],
                          self.need_base[self.root[rows]],
-                         self.token_continues(letters) if self.continues is not None else None)
+                         self.token_continues(letters) if self.continues is not None else None,
+                         base, total)
 
     def successors(
         self, rows: torch.Tensor | RowTables, nodes: torch.Tensor, met: torch.Tensor
@@ -788,6 +806,19 @@ class TensorAutomaton:
         the word (at the root, the pending sets lost), or ``None`` without whole-word
         alternatives."""
         ww = self.continues is not None
+        if self.need_mode == "plan" and self.gain_levels is not None:
+            bits = self.pack(met)  # (hyps,)
+            plain_root = self._unmet_length_bits(rows, bits)
+            now = plain_root - self._plan_gain_bits(nodes, bits)
+            after_bits = bits.unsqueeze(1) | rows_at(self.completes_packed, successors.nodes)
+            if not ww:
+                return now, self._plan_need_bits(rows, successors.nodes, after_bits), plain_root, None
+            assert self.pending_packed is not None and rows.letter_continues is not None
+            pend = rows_at(self.pending_packed, nodes)  # (hyps,)
+            # letters that do not continue the word confirm the pending sets (Successors.met)
+            after_bits = after_bits | torch.where(rows.letter_continues, 0, pend.unsqueeze(1))
+            return (now, self._plan_need_bits(rows, successors.nodes, after_bits),
+                    self._unmet_length_bits(rows, bits | pend), plain_root)
         if self.need_mode == "plan":
             plain_root = self.unmet_length(rows, met)  # (hyps,): the plan gains nothing at the root
             now = plain_root - self._plan_gain(nodes, met)
@@ -824,7 +855,63 @@ class TensorAutomaton:
     ) -> torch.Tensor:
         """Tokens of the plan of :meth:`Automaton.plan_need` (not exact; the fallback of automata
         over the exact budget). Shapes as :meth:`need`; int32."""
+        if self.gain_levels is not None:
+            return self._plan_need_bits(rows, nodes, self.pack(met))
         return self.unmet_length(rows, met) - self._plan_gain(nodes, met)
+
+    def pack(self, met: torch.Tensor) -> torch.Tensor:
+        """``met`` (..., S) as one int64 (...,) with bit s for set s (up to 62 sets)."""
+        assert self.set_bits is not None
+        return (met * self.set_bits).sum(-1)
+
+    def unpack(self, bits: torch.Tensor) -> torch.Tensor:
+        """:meth:`pack` undone: (...,) int64 -> (..., S) bool."""
+        assert self.set_bits is not None
+        return (bits.unsqueeze(-1) & self.set_bits) != 0
+
+    def count_packed(self, bits: torch.Tensor) -> torch.Tensor:
+        """The number of sets in each of the packed ``bits`` (...,): int64, a byte at a time."""
+        counts = self.byte_counts
+        assert counts is not None
+        total = counts.take(bits & 255)
+        for chunk in range(1, (self.num_sets + 7) // 8):
+            total = total + counts.take((bits >> (8 * chunk)) & 255)
+        return total
+
+    def _plan_need_bits(self, rows: torch.Tensor | RowTables, nodes: torch.Tensor,
+                        bits: torch.Tensor) -> torch.Tensor:
+        """:meth:`plan_need` with the met sets packed (``bits`` of ``nodes``' shape)."""
+        return self._unmet_length_bits(rows, bits) - self._plan_gain_bits(nodes, bits)
+
+    def _unmet_length_bits(self, rows: torch.Tensor | RowTables, bits: torch.Tensor) -> torch.Tensor:
+        """:meth:`unmet_length` with the met sets packed: the row's total less the met sets'
+        lengths, one table lookup per byte of ``bits`` (...,; rows (hyps,) leads) -> int32."""
+        assert self.length_bytes is not None
+        if isinstance(rows, RowTables):
+            assert rows.length_base is not None and rows.total_length is not None
+            base, total = rows.length_base, rows.total_length
+        else:
+            base, total = self._length_rows(rows)
+        if bits.dim() > base.dim():
+            base, total = base.unsqueeze(-1), total.unsqueeze(-1)
+        for chunk in range((self.num_sets + 7) // 8):
+            total = total - self.length_bytes.take(base + ((bits >> (8 * chunk)) & 255) + 256 * chunk)
+        return total
+
+    def _length_rows(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """For rows (hyps,): where each row's automaton starts in ``length_bytes``, and its
+        sets' shortest lengths added up (int32)."""
+        chunks = (self.num_sets + 7) // 8
+        return self.block[rows] * (256 * chunks), self.min_length[rows].sum(-1, dtype=torch.int32)
+
+    def _plan_gain_bits(self, nodes: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+        """:meth:`_plan_gain` with the met sets packed: the largest gain level at ``nodes``
+        with a set not in ``bits`` (0 where none), int32."""
+        assert self.gain_masks is not None and self.gain_levels is not None
+        if self.gain_levels.numel() == 0:
+            return torch.zeros_like(bits, dtype=torch.int32)
+        open_ = (rows_at(self.gain_masks, nodes) & ~bits.unsqueeze(-1)) != 0  # (..., L)
+        return (open_ * self.gain_levels).amax(-1)
 
     def _plan_gain(self, nodes: torch.Tensor, met: torch.Tensor) -> torch.Tensor:
         """Tokens the plan saves by finishing the most advanced unmet set from ``nodes``."""
@@ -837,6 +924,57 @@ class TensorAutomaton:
         else:
             lengths = self.min_length[rows]
         return torch.where(met, 0, lengths).sum(-1, dtype=torch.int32)
+
+
+#: Most distinct positive gains for which the plan's need runs on packed met-bits: each level is
+#: one column of ``gain_masks`` (a gain is a count of tokens of one alternative, so this is the
+#: longest alternative's length, about).
+PLAN_GAIN_LEVELS = 16
+
+
+def _packed_tables(completes: torch.Tensor, pending: torch.Tensor | None, useful: torch.Tensor,
+                   gain: torch.Tensor, min_length: torch.Tensor) -> dict[str, torch.Tensor | None]:
+    """The tables of met-sets packed as bits (completes, pending, useful, gain: (nodes, S);
+    min_length: (distinct, S)): all ``None`` beyond 62 sets; those of the plan's need
+    (``gain_levels``, ``gain_masks``, ``length_bytes``) ``None`` too where a gain is negative or
+    there are more than :data:`PLAN_GAIN_LEVELS` distinct gains.
+
+    Why: the search keeps, and a tight step's masks read, the sets met by every candidate or
+    after every letter: (B, C, S) or (hyps, A, S) booleans, reduced over the sets several times a
+    step. On bits the same figures are a few lookups of (B, C) or (hyps, A) integers: a count of
+    bits one byte at a time, the met sets' lengths likewise (a table of 256 sums per byte and
+    automaton), the plan's gain as the largest level whose sets at the node are not all met.
+
+    >>> t = _packed_tables(torch.tensor([[False, True]]), None, torch.tensor([[True, False]]),
+    ...                    torch.tensor([[2, 0]]), torch.tensor([[3, 1]]))
+    >>> t["completes_packed"].tolist(), t["gain_levels"].tolist(), t["length_bytes"][:4].tolist()
+    ([2], [2], [0, 3, 1, 4])
+    """
+    sets = completes.shape[1]
+    names = ["set_bits", "completes_packed", "pending_packed", "useful_packed", "byte_counts",
+             "gain_levels", "gain_masks", "length_bytes"]
+    out: dict[str, torch.Tensor | None] = dict.fromkeys(names)
+    if sets > 62:
+        return out
+    bits = torch.ones((), dtype=torch.long) << torch.arange(sets)  # (S,)
+    out.update(set_bits=bits, completes_packed=(completes.long() * bits).sum(-1),
+               pending_packed=None if pending is None else (pending.long() * bits).sum(-1),
+               useful_packed=(useful.long() * bits).sum(-1), byte_counts=_BYTE_BITS.sum(1))
+    wide = gain.long()
+    levels = torch.unique(wide[wide > 0]).flip(0)
+    if bool((wide < 0).any()) or len(levels) > PLAN_GAIN_LEVELS:
+        return out
+    chunks = (sets + 7) // 8
+    lengths = torch.zeros(min_length.shape[0], chunks * 8, dtype=torch.long)
+    lengths[:, :sets] = min_length
+    per_byte = (lengths.view(-1, chunks, 1, 8) * _BYTE_BITS.view(1, 1, 256, 8)).sum(-1)  # (D, C, 256)
+    masks = ((wide.unsqueeze(1) == levels.view(1, -1, 1)).long() * bits).sum(-1)  # (nodes, L)
+    out.update(gain_levels=levels.int(), gain_masks=masks, length_bytes=per_byte.reshape(-1).int())
+    return out
+
+
+#: Bit b of each byte value (256, 8).
+_BYTE_BITS = (torch.arange(256).unsqueeze(1) >> torch.arange(8)) & 1
 
 
 def _continues_table(distinct: Sequence[Automaton], vocab_size: int | None) -> torch.Tensor | None:

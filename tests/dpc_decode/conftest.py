@@ -35,6 +35,17 @@ def plan_need_only(monkeypatch):
 
 
 @pytest.fixture
+def unpacked(monkeypatch):
+    """Compiled automata from here on keep their met-sets as (..., S) booleans, as they do beyond
+    62 sets: the reference that the packed bits (``tensor_automaton._packed_tables``) must match."""
+    from dpc_decode import tensor_automaton
+
+    packed = tensor_automaton._packed_tables
+    monkeypatch.setattr(tensor_automaton, "_packed_tables",
+                        lambda *args: dict.fromkeys(packed(*args)))
+
+
+@pytest.fixture
 def step_rows(monkeypatch):
     """The number of rows of every model step (``ModelRunner.step``) from here on, as a list the
     test may clear; ``step_rows.full_batch()`` makes the runner unable to shrink its batch

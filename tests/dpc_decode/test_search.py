@@ -381,3 +381,27 @@ def test_score_slots_find_what_plain_search_finds(family, seed):
     for free, constrained in zip(plain, ours):
         assert constrained[0].satisfied, name
         assert constrained[0].score >= free[0].score - 1e-5, name
+
+
+@pytest.mark.parametrize("search", ["dba", "neurologic"])
+@pytest.mark.parametrize("family", [tiny_t5, tiny_gpt2])
+def test_packed_met_sets_decode_as_the_booleans(request, family, search):
+    """The search on met-sets packed as bits returns what it returns on (B, C, S) booleans (the
+    layout beyond 62 sets): outputs, scores and sets met, over one to 20 sets (three bytes of
+    bits), overlapping alternatives, tight budgets and EOS."""
+    model = family(vocab=40, seed=3)
+    rng = random.Random(7)
+    cases = [[[[rng.randrange(2, 40) for _ in range(rng.randint(1, 2))] for _ in range(3)]
+              for _ in range(n)] for n in (1, 3, 9, 20)] + [[[[5, 6, 7], [6]], [[7, 8]], [[8, 5]]]]
+
+    def decode():
+        return [[(o.token_ids, round(o.log_prob, 5), o.satisfied) for o in r]
+                for sets in cases for eos in (None, "model")
+                for r in generate(model, None, INPUTS, sets, num_beams=4, max_new_tokens=10,
+                                  num_return_sequences=2, eos_token_id=eos, search=search)]
+
+    packed = decode()
+    request.getfixturevalue("unpacked")
+    unpacked = decode()
+    assert packed == unpacked
+    assert any(o[2] for r in packed for o in r) and not all(o[2] for r in packed for o in r)

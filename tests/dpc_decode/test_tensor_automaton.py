@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from unittest import mock
 
 import pytest
@@ -164,3 +165,37 @@ def test_rows_at_is_indexing(dtype, table_shape, index_shape):
     got = rows_at(table, index)
     assert got.dtype == dtype
     assert torch.equal(got, table[index])
+
+
+_DENSE = dict.fromkeys(["gain_levels", "gain_masks", "length_bytes"])
+_CONT = [False, False, False, False, True, False, True, False, False, True]  # 4, 6, 9 continue
+
+
+@pytest.mark.parametrize("whole_word", [False, True])
+@settings(max_examples=60, deadline=None)
+@given(specs=st.lists(st.lists(st.lists(phrase, min_size=1, max_size=2), min_size=1, max_size=20),
+                      min_size=1, max_size=3), data=st.data())
+def test_packed_plan_need_equals_the_dense_one(whole_word, specs, data):
+    """The plan's need on met-sets packed as bits (up to 20 sets here: three bytes of bits)
+    equals the dense (hyps, A, S) reduction it replaces, now, after every letter and at the root,
+    with and without whole-word alternatives (the pending sets then count)."""
+    if whole_word:
+        flags = [[[data.draw(st.booleans()) for _ in alts] for alts in sets] for sets in specs]
+        automata = [_with_plan_need(Automaton(sets, (), f, _CONT)) for sets, f in zip(specs, flags)]
+    else:
+        automata = [_with_plan_need(Automaton(sets)) for sets in specs]
+    packed = TensorAutomaton.compile(automata, vocab_size=10)
+    assert packed.need_mode == "plan" and packed.gain_levels is not None
+    dense = dataclasses.replace(packed, **_DENSE)
+    r = torch.arange(len(automata))
+    node, met = packed.initial_state(r)
+    for _ in range(data.draw(st.integers(0, 6))):
+        tokens = data.draw(st.lists(st.integers(0, 9), min_size=len(r), max_size=len(r)))
+        node, met = packed.advance(r, node, met, torch.tensor(tokens))
+        got = [ta.step_needs(ta.for_rows(r), node, met, ta.successors(ta.for_rows(r), node, met))
+               for ta in (packed, dense)]
+        for a, b in zip(*got):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert torch.equal(a.int(), b.int())
+        assert torch.equal(packed.need(r, node, met).int(), dense.need(r, node, met).int())

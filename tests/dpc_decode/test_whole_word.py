@@ -372,6 +372,27 @@ def test_off_by_default_and_token_id_alternatives_are_as_given():
     assert batch.constraints[0].whole_word == ((True, False),)  # same tokens, two alternatives
 
 
+@pytest.mark.parametrize("search", ["dba", "neurologic"])
+def test_packed_met_sets_keep_pending_words_as_the_booleans(request, search):
+    """With whole-word alternatives (pending sets, confirmed or cancelled by the next token),
+    the search on packed met-bits returns what it returns on (B, C, S) booleans."""
+    tok = tiny_wordpiece()
+    pieces = word_pieces(tok, 8)
+    model = _model(tiny_t5, 1, pieces)
+    prompts = [[5, 7], [6], [3, 4, 5]]
+
+    def decode():
+        return [[(o.token_ids, round(o.log_prob, 5), o.satisfied) for o in r]
+                for sets in SHAPES
+                for r in generate(model, tok, prompts, sets, num_beams=4, max_new_tokens=4,
+                                  num_return_sequences=2, search=search,
+                                  tokenize=TokenizeOptions(whole_word=True))]
+
+    packed = decode()
+    request.getfixturevalue("unpacked")
+    assert decode() == packed
+
+
 def test_custom_generate_passes_the_option_on(monkeypatch):
     from dpc_decode import CUSTOM_GENERATE_DIR
 
