@@ -121,7 +121,7 @@ def dictionary_lemmas(text: str) -> list[str]:
 
 
 class Lemmatizer:
-    """spaCy's tagger and rule lemmatiser, loaded lazily (parser and NER disabled).
+    """spaCy's tagger and rule lemmatiser, loaded lazily (parser, NER and senter left out).
 
     Parameters
     ----------
@@ -141,7 +141,9 @@ class Lemmatizer:
         if self._nlp is None:
             import spacy
 
-            self._nlp = spacy.load(self.model, disable=["parser", "ner"])
+            # excluded, not disabled: their weights are never read (0.1-0.2 s of the load; the
+            # tags, POS and lemmas are the same: only the tagger's own pipes are kept)
+            self._nlp = spacy.load(self.model, exclude=["parser", "ner", "senter"])
         return self._nlp
 
     def lemmas(self, texts: Sequence[str]) -> list[list[str]]:
