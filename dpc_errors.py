@@ -1,5 +1,6 @@
 """The one root of every error dpc raises for bad input: :class:`DpcError`; and the checks of
-option values that raise it (:func:`check_int`, :func:`check_float`, :func:`check_choice`).
+option values that raise it (:func:`check_int`, :func:`check_seed`, :func:`check_float`,
+:func:`check_choice`).
 
 Every options dataclass's ``__post_init__`` and every command checks its values with these, so
 an option is checked one way wherever it is given, and its message names the option and the
@@ -29,7 +30,17 @@ import math
 import numbers
 from collections.abc import Iterable
 
-__all__ = ["DpcError", "check_choice", "check_float", "check_int"]
+__all__ = ["INT64_MAX", "MAX_SEED", "DpcError", "check_choice", "check_float", "check_int",
+           "check_seed"]
+
+#: The largest integer an option takes when it names no bound of its own: what torch and numpy
+#: hold (int64). No count dpc uses comes near it; a larger one would overflow in their code.
+INT64_MAX = 2**63 - 1
+#: The largest seed (:func:`check_seed`): what every generator dpc seeds takes. torch's take
+#: up to 2**64 - 1, numpy's legacy ones and scikit-learn's ``random_state`` only up to
+#: 2**32 - 1, and the per-epoch seeds derived from a run's (``seed * 1000003 + epoch``) stay
+#: within torch's range from this one.
+MAX_SEED = 2**32 - 1
 
 
 class DpcError(ValueError):
@@ -63,7 +74,8 @@ def _rule(minimum: float | None, maximum: float | None, *, open_min: bool = Fals
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None,
               *, error: type[DpcError] = DpcError, quote: bool = True) -> int:
     """``value`` if it is an integer (not a bool) from ``minimum`` to ``maximum`` (``None``: no
-    bound); else ``error`` naming ``name`` (in backticks, unless ``quote`` is off) and the value.
+    bound but int64's, :data:`INT64_MAX`); else ``error`` naming ``name`` (in backticks, unless
+    ``quote`` is off) and the value.
 
     >>> check_int("n", 3, 1)
     3
@@ -83,13 +95,36 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
     Traceback (most recent call last):
     ...
     dpc_errors.DpcError: --max-queue (=0) must be an integer from 1 to 10000
+    >>> check_int("--limit", 10**20, 1, quote=False)  # beyond int64: its bound is named
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: --limit (=100000000000000000000) must be an integer from 1 to 9223372036854775807
     """
-    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
-            or (minimum is not None and value < minimum)
-            or (maximum is not None and value > maximum)):
+    integer = not isinstance(value, bool) and isinstance(value, numbers.Integral)
+    if integer and maximum is None and value > INT64_MAX:  # type: ignore[operator]
+        maximum = INT64_MAX
+    if integer and minimum is None and value < -INT64_MAX - 1:  # type: ignore[operator]
+        minimum = -INT64_MAX - 1
+    if (not integer or (minimum is not None and value < minimum)  # type: ignore[operator]
+            or (maximum is not None and value > maximum)):  # type: ignore[operator]
         rule = _rule(minimum, maximum, interval=False)
         raise error(f"{_named(name, quote)} (={value!r}) must be an integer{rule}")
-    return int(value)
+    return int(value)  # type: ignore[arg-type]
+
+
+def check_seed(name: str, value: object, *, error: type[DpcError] = DpcError,
+               quote: bool = True) -> int:
+    """``value`` if it is a seed every generator dpc seeds takes (an integer from 0 to
+    :data:`MAX_SEED`); else ``error`` naming ``name`` and the value (:func:`check_int`).
+
+    >>> check_seed("--seed", 7, quote=False)
+    7
+    >>> check_seed("--seed", 99999999999999999999, quote=False)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: --seed (=99999999999999999999) must be an integer from 0 to 4294967295
+    """
+    return check_int(name, value, 0, MAX_SEED, error=error, quote=quote)
 
 
 def check_float(name: str, value: object, minimum: float | None = None,

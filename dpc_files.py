@@ -65,7 +65,8 @@ from dpc_errors import DpcError
 __all__ = ["FOLDER_FORMAT", "FOLDER_MARKER", "RESULTS_FORMAT", "OutputError", "ResultsFile",
            "atomic_open", "atomic_write_bytes", "check_output_file", "check_output_folder",
            "check_writable_folder", "claim_output_folder", "file_digest", "folder_owner",
-           "read_json", "read_results", "run_difference", "text_digest", "write_json"]
+           "read_json", "read_results", "release_output_folder", "run_difference", "text_digest",
+           "write_json"]
 
 
 class OutputError(DpcError):
@@ -202,6 +203,29 @@ def claim_output_folder(path: str | os.PathLike[str], command: str,
                           "new or empty folder")
     write_json(folder / FOLDER_MARKER, {"format": FOLDER_FORMAT, "command": command})
     return folder
+
+
+def release_output_folder(path: str | os.PathLike[str]) -> bool:
+    """Remove the output folder ``path`` if it holds nothing but dpc's marker: what a run left
+    that claimed it (:func:`claim_output_folder`) and was then refused before it wrote anything
+    (a value its work checks only once it starts: a size that does not fit in memory). Call it
+    when such a run fails, for a folder it created: a refused run leaves nothing behind. Returns
+    whether the folder was removed; a folder holding anything else is left as it is.
+
+    >>> import tempfile, pathlib
+    >>> run = claim_output_folder(pathlib.Path(tempfile.mkdtemp()) / "run", "dpc demo")
+    >>> release_output_folder(run), run.exists()
+    (True, False)
+    """
+    folder = Path(path)
+    try:
+        if [p.name for p in folder.iterdir()] != [FOLDER_MARKER]:
+            return False
+        (folder / FOLDER_MARKER).unlink()
+        folder.rmdir()
+    except OSError:  # gone, or written to meanwhile: left as it is
+        return False
+    return True
 
 
 # ----------------------------------------------------------------------------- atomic writes
@@ -459,11 +483,14 @@ class ResultsFile:
         """Open the file for this run's results; yield ``write(row)``, which appends one line and
         flushes it. :meth:`check` is called first if it was not. A new file appears whole with
         its header; with ``overwrite`` the results go to a file beside the target, renamed onto
-        it when the block ends without an error (else removed: the old file stays whole)."""
+        it when the block ends without an error (else removed: the old file stays whole). A new
+        file still without a result when the block ends with an error (a value the work
+        refused before its first result) is removed: a refused run leaves nothing behind."""
         if not self._checked:
             self.check()
         header = json.dumps(self.header, ensure_ascii=False) + "\n"
         replacing = self.replacing
+        created = False  # a new file made here (removed if the block fails before a result)
         if self._keep is not None:  # resuming: drop a torn last line, then append
             handle = open(self.path, "r+", encoding="utf-8", newline="\n")  # noqa: SIM115
             handle.seek(self._keep)
@@ -478,10 +505,14 @@ class ResultsFile:
             if not replacing:  # a new file: it appears now, whole with its header
                 _publish(tmp, self.path, replace=False)
                 tmp = None
+                created = True
+        rows = 0
 
         def write(row: Mapping[str, Any]) -> None:
+            nonlocal rows
             handle.write(json.dumps(dict(row), ensure_ascii=False) + "\n")
             handle.flush()
+            rows += 1
 
         try:
             yield write
@@ -491,6 +522,11 @@ class ResultsFile:
             if tmp is not None:
                 _publish(tmp, self.path, replace=True)
                 tmp = None
+        except Exception:
+            if created and not rows:  # refused before its first result: nothing to resume
+                handle.close()
+                self.path.unlink(missing_ok=True)
+            raise
         finally:
             if not handle.closed:
                 handle.close()

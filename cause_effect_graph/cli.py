@@ -17,16 +17,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from cause_effect_graph.errors import GraphError
 from cause_effect_graph.query import HUB_SHARE, MIN_FREQ, RANKS
 from cause_effect_graph.store import graph_from_option
-from dpc_errors import DpcError, check_int
+from dpc_errors import DpcError, check_int, check_seed
 from dpc_files import check_output_file, check_output_folder
 from dpc_inputs import read_input_text
 
@@ -78,8 +81,9 @@ def add_graph_parser(
     b.add_argument("bank", nargs="+", help="mining output folder, causalbank-*.tsv shards or "
                    "folders of them, or official release folders (because_mode/therefore_mode)")
     b.add_argument("--out", required=True, help="graph file to write (.ceg)")
-    b.add_argument("--work", default=None, help="folder for resumable lemma files "
-                   "(default: OUT.work)")
+    b.add_argument("--work", default=None, help="folder for resumable lemma files, kept "
+                   "(default: OUT.work, removed when the build ends; kept only when it is "
+                   "interrupted, for the same command to resume)")
     b.add_argument("--min-count", type=int, default=6,
                    help="keep edges seen at least this often (default 6: the paper drops <= 5)")
     b.add_argument("--top-k", type=int, default=None,
@@ -199,15 +203,16 @@ def build_command(args: argparse.Namespace) -> int:
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         if args.tsv:
             check_output_file(args.tsv, "--tsv", overwrite=args.overwrite)
-        check_output_folder(_work(args), "--work", command="dpc graph build")
+        check_output_folder(args.work or f"{args.out}.work", "--work", command="dpc graph build")
         everyday = _everyday(args, parse_sources)
         options = BuildOptions(
-            bank=tuple(args.bank), work=_work(args),
+            bank=tuple(args.bank), work=args.work or f"{args.out}.work",
             min_count=args.min_count, top_k=args.top_k, chunk_pairs=args.chunk_pairs,
             engine=args.engine, spark_master=args.spark_master, progress=not args.no_progress,
             everyday=everyday,
         )
-        G, report = build_graph(options)
+        with _work_folder(args) as work:  # every value checked before it is made
+            G, report = build_graph(replace(options, work=work))
         t = time.perf_counter()
         save_graph(G, args.out, compression=args.compression)
         save_s = time.perf_counter() - t
@@ -258,13 +263,32 @@ def add_pairs_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _work(args: argparse.Namespace) -> str:
-    return args.work or f"{args.out}.work"
+@contextmanager
+def _work_folder(args: argparse.Namespace) -> Iterator[str]:
+    """``dpc graph build``'s work folder: ``--work`` (always kept, so that a rerun resumes),
+    else ``OUT.work``, made only once every value is checked and removed when the build ends
+    or is refused: it stays behind only when the build is interrupted, for the same command to
+    resume from (what :func:`_build_interrupted` says)."""
+    if args.work:
+        yield args.work
+        return
+    work = Path(f"{args.out}.work")
+    existed = work.exists()  # an interrupted build's: resumed here
+    try:
+        yield str(work)
+    except (KeyboardInterrupt, SystemExit):
+        raise  # kept: the rerun resumes from it
+    except BaseException:
+        if not existed:  # refused or failed before anything worth resuming was kept
+            shutil.rmtree(work, ignore_errors=True)
+        raise
+    shutil.rmtree(work, ignore_errors=True)  # built: nothing is left beside the graph
 
 
 def _build_interrupted(args: argparse.Namespace) -> str:
     """What an interrupted ``dpc graph build`` kept (``dpc`` prints it)."""
-    return (f"the finished lemma files are kept in {_work(args)}; run the same command again "
+    work = args.work or f"{args.out}.work"
+    return (f"the finished lemma files are kept in {work}; run the same command again "
             "to resume")
 
 
@@ -301,6 +325,7 @@ def show_command(args: argparse.Namespace) -> int:
     from cause_effect_graph.show import draw_neighbourhood
 
     try:
+        check_int("-n", args.n, 1, error=GraphError, quote=False)
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         H = draw_neighbourhood(_graph(args), args.lemma.strip().lower(), args.out, args.n)
     except (GraphError, ValueError, OSError) as err:
@@ -329,6 +354,7 @@ def graph_stats(G: Any, top: int = 10) -> dict[str, Any]:
 def stats_command(args: argparse.Namespace) -> int:
     """``dpc graph stats``."""
     try:
+        check_int("--top", args.top, 1, error=GraphError, quote=False)
         stats = graph_stats(_graph(args), args.top)
     except GraphError as err:
         return _error(err)
@@ -349,6 +375,9 @@ def cooccur_command(args: argparse.Namespace) -> int:
     from cause_effect_graph.cooccurrence import count_windows, save_counts, text_vocabulary
 
     try:
+        check_int("--window", args.window, 1, error=GraphError, quote=False)
+        if args.workers is not None:  # None: all cores
+            check_int("--workers", args.workers, 1, error=GraphError, quote=False)
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         named = [(read, getattr(args, f"vocab_{name}"))
                  for name, read in args.vocabulary_texts.items() if getattr(args, f"vocab_{name}")]
@@ -395,6 +424,7 @@ def parts_of_speech_command(args: argparse.Namespace) -> int:
         check_output_file(args.out, "--out", overwrite=args.overwrite)
         check_int("--gutenberg-lines", args.gutenberg_lines, 0, error=GraphError)
         check_int("--min-count", args.min_count, 1, error=GraphError)
+        check_seed("--seed", args.seed, error=GraphError)
         t = time.perf_counter()
         profile = build_parts_of_speech(args.data, args.out, args.gutenberg_lines, args.seed,
                                         progress=not args.no_progress, min_count=args.min_count)

@@ -77,6 +77,7 @@ from cause_effect_graph.errors import GraphError
 from cause_effect_graph.lemmas import default_lemmatizer, is_stop_word
 from cause_effect_graph.strength import ALPHA, LAMBDA, causal_strength, pmi
 from cause_effect_graph.word_forms import inflections, variants
+from dpc_errors import check_int
 
 __all__ = ["HUB_SHARE", "MIN_FREQ", "RANKS", "CandidateOptions", "Candidates", "candidates", "constraint_sets",
            "looks_english", "neighbours", "unknown_words"]
@@ -212,8 +213,7 @@ class CandidateOptions:
     def __post_init__(self) -> None:
         if not 0 <= self.hub_share < 1:
             raise GraphError(f"`hub_share` (={self.hub_share}) has to be in [0, 1)")
-        if self.min_freq < 0:
-            raise GraphError(f"`min_freq` (={self.min_freq}) has to be at least 0")
+        check_int("min_freq", self.min_freq, 0, error=GraphError)
 
 
 def candidates(
@@ -285,8 +285,7 @@ def candidates(
 def _check_query(direction: str, n: int, rank: str) -> None:
     """:class:`GraphError` for a bad direction, ``n`` or rank."""
     check_direction(direction, GraphError)
-    if n < 1:
-        raise GraphError(f"`n` (={n}) has to be at least 1")
+    check_int("n", n, 1, error=GraphError)
     if rank not in RANKS:
         raise GraphError(f"`rank` (={rank!r}) has to be one of {', '.join(RANKS)}")
 

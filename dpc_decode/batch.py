@@ -328,6 +328,10 @@ class DecodeBatch:
     ) -> DecodeBatch:
         vocab = model_vocab_size(model)
         ids = encode_inputs(inputs, tokenizer, vocab, max_input_tokens)
+        for name, given in (("eos_token_id", eos_token_id), ("pad_token_id", pad_token_id)):
+            if given is not None and not isinstance(given, str):  # str: "model" (its own ids)
+                for token in given if isinstance(given, (list, tuple)) else [given]:
+                    check_int(name, token, 0, vocab - 1)  # an id the model can score or embed
         eos, pad = resolve_special_ids(model, eos_token_id, pad_token_id)
         is_enc_dec = bool(getattr(model.config, "is_encoder_decoder", False))
         if not is_enc_dec:

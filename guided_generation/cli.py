@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from causal_mining.pair import DIRECTIONS
 from dpc_decode.options import SearchOptions, add_search_arguments, search_options_from
 from dpc_device import add_device_arguments
-from dpc_errors import DpcError
+from dpc_errors import DpcError, check_seed
 from dpc_files import (
     ResultsFile,
     atomic_open,
@@ -36,10 +36,13 @@ from dpc_spark import add_spark_arguments, check_spark_arguments
 from guided_generation.errors import GuidedGenerationError
 from guided_generation.options import (
     CONSTRAINT_MODES,
+    MAX_INPUT_CHARS,
+    MAX_PHRASE_CHARS,
     RANKS,
     RERANKS,
     GuidedOptions,
     check_direction,
+    check_text,
 )
 
 if TYPE_CHECKING:
@@ -283,9 +286,18 @@ def _items(args: argparse.Namespace) -> list[GenerateItem]:
                   for i in read_items(lines, args.direction, args.input_file)]
     if not items:
         raise GuidedGenerationError("no input: give --input TEXT or --input-file PATH")
+    for phrase in args.banned:
+        check_text("--banned", phrase, MAX_PHRASE_CHARS)
+    for keyword in args.constraint:  # each alternative of 'hungry|hunger'
+        for alternative in keyword.split("|"):
+            check_text("--constraint", alternative, MAX_PHRASE_CHARS)
     for number, item in enumerate(items):
         if not item.text.strip():
             raise GuidedGenerationError(f"input {number} is empty")
+        check_text(f"input {number}", item.text, MAX_INPUT_CHARS)
+        for keyword in item.constraints:
+            for alternative in keyword.split("|"):
+                check_text(f"input {number}'s constraint", alternative, MAX_PHRASE_CHARS)
         check_direction(item.direction)
     return items
 
@@ -471,6 +483,7 @@ def generate_command(args: argparse.Namespace) -> int:
     try:
         if args.fast and args.model is not None:
             raise GuidedGenerationError(f"give --fast or --model (={args.model!r}), not both")
+        check_seed("--seed", args.seed, error=GuidedGenerationError, quote=False)
         options = _options(args)
         spark = getattr(args, "spark", None)
         if spark is not None and (not args.input_file or not args.out):

@@ -34,8 +34,16 @@ from dpc_decode.options import BeamSearchOptions
 from dpc_errors import check_choice, check_float, check_int
 from guided_generation.errors import GuidedGenerationError
 
-__all__ = ["CONSTRAINT_MODES", "METHODS", "RANKS", "RERANKS", "GuidedOptions", "check_direction",
-           "method_names"]
+__all__ = ["CONSTRAINT_MODES", "MAX_INPUT_CHARS", "MAX_PHRASE_CHARS", "METHODS", "RANKS",
+           "RERANKS", "GuidedOptions", "check_direction", "check_text", "method_names"]
+
+#: The longest input ``dpc generate`` takes, in characters. The pipeline reads an input's first
+#: ``max_input_tokens`` tokens only (64 by default: a sentence or two); a text a hundred times
+#: longer is a wrong file or field, not an input.
+MAX_INPUT_CHARS = 5_000
+#: The longest keyword, alternative or banned phrase, in characters (a few words; the web
+#: API's own limit is 100).
+MAX_PHRASE_CHARS = 200
 
 CONSTRAINT_MODES = ("combine", "replace", "require", "all")
 #: How the graph ranks keywords (:data:`cause_effect_graph.query.RANKS`; kept here too so that
@@ -60,8 +68,26 @@ def check_direction(direction: object) -> Direction:
     return _check_direction(direction, GuidedGenerationError, "--direction")
 
 
+def check_text(name: str, text: str, max_chars: int) -> str:
+    """``text`` if it has at most ``max_chars`` characters; else an error naming ``name`` and
+    the length (not the text: it is long).
+
+    >>> check_text("input 0", "babies cry", MAX_INPUT_CHARS)
+    'babies cry'
+    >>> check_text("--constraint", "x" * 300, MAX_PHRASE_CHARS)
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: --constraint ('xxxxxxxxxxxxxxxxxxxx'...) has 300 characters: at most 200
+    """
+    if len(text) > max_chars:
+        raise GuidedGenerationError(f"{name} ({text[:20]!r}...) has {len(text)} characters: "
+                                    f"at most {max_chars}")
+    return text
+
+
 def method_names(names: Sequence[str]) -> list[str]:
-    """Check a list of method names (:data:`METHODS`), naming the first unknown one.
+    """Check a list of method names (:data:`METHODS`), naming the first unknown one; an empty
+    list is refused too (it would evaluate nothing).
 
     >>> method_names(["guided", "nbest"])
     ['guided', 'nbest']
@@ -69,7 +95,13 @@ def method_names(names: Sequence[str]) -> list[str]:
     Traceback (most recent call last):
     ...
     guided_generation.errors.GuidedGenerationError: method 'beam' is not one of guided, guided-pmi, guided-mmr, guided-verifier, nbest, sample, knn, gold
+    >>> method_names([])
+    Traceback (most recent call last):
+    ...
+    guided_generation.errors.GuidedGenerationError: no method named: give one or more of guided, guided-pmi, guided-mmr, guided-verifier, nbest, sample, knn, gold
     """
+    if not names:
+        raise GuidedGenerationError(f"no method named: give one or more of {', '.join(METHODS)}")
     for name in names:
         if name not in METHODS:
             raise GuidedGenerationError(f"method {name!r} is not one of {', '.join(METHODS)}")

@@ -26,7 +26,6 @@ serve.service.ServeError: n (=1000000000) must be an integer from 1 to 300
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 import unicodedata
@@ -40,7 +39,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import dpc_decode
 from cause_effect_graph.lemmas import default_lemmatizer
 from cause_effect_graph.show import draw_neighbourhood
-from dpc_errors import DpcError, check_choice, check_int
+from dpc_errors import DpcError, check_choice, check_float, check_int
 from guided_generation.options import RANKS as _RANKS
 from guided_generation.options import RERANKS as _RERANKS
 from guided_generation.options import GuidedOptions
@@ -164,22 +163,17 @@ def check_request_int(name: str, value: object, low: int, high: int) -> int:
 def check_request_float(name: str, value: object, low: float, high: float, *,
                         open_low: bool = False) -> float:
     """``value`` as a float in ``[low, high]`` (``(low, high]`` with ``open_low``), or a
-    :class:`ServeError` naming it (NaN, infinities, booleans and text are refused).
+    :class:`ServeError` naming it (NaN, infinities, booleans and text are refused):
+    :func:`dpc_errors.check_float`, the field named as the request names it.
 
     >>> check_request_float("tau", 1, 0.0, 1.0, open_low=True)
     1.0
     >>> check_request_float("tau", 0, 0.0, 1.0, open_low=True)
     Traceback (most recent call last):
     ...
-    serve.service.ServeError: tau (=0) must be a number in (0.0, 1.0]
+    serve.service.ServeError: tau (=0) has to be a finite number in (0.0, 1.0]
     """
-    ok = (isinstance(value, (int, float)) and not isinstance(value, bool)
-          and math.isfinite(value) and (low < value if open_low else low <= value)
-          and value <= high)
-    if not ok:
-        raise ServeError(f"{name} (={value!r}) must be a number in "
-                         f"{'(' if open_low else '['}{low}, {high}]")
-    return float(value)  # type: ignore[arg-type]
+    return check_float(name, value, low, high, open_min=open_low, error=ServeError, quote=False)
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dpc_device import add_device_arguments, resolve_device
-from dpc_errors import DpcError, check_int
+from dpc_errors import DpcError, check_int, check_seed
 from dpc_files import atomic_open, check_output_file, check_output_folder
 from guided_generation.cli import generator_run, verifier_run
 from guided_generation.errors import GuidedGenerationError
@@ -75,6 +75,7 @@ def add_eval_copa_parser(evals: Any) -> argparse.ArgumentParser:
 def eval_copa_command(args: argparse.Namespace) -> int:
     """Score every item; print counts, then the accuracy alone on the last line."""
     try:
+        check_seed("--seed", args.seed, quote=False)
         if args.predictions:  # before the (long) scoring: a bad path fails at once
             check_output_file(args.predictions, "--predictions", overwrite=args.overwrite)
         items = read_copa(args.file)
@@ -157,9 +158,16 @@ def eval_generation_command(args: argparse.Namespace) -> int:
         )
         from train.models import DEFAULT_GENERATOR
 
+        check_seed("--seed", args.seed, error=GuidedGenerationError, quote=False)
+        if args.limit is not None:
+            check_int("--limit", args.limit, 1, error=GuidedGenerationError, quote=False)
         if args.out:  # before the model is read: a bad folder fails at once
             check_output_folder(args.out, "--out", command="dpc eval generation")
-        methods = method_names([m.strip() for m in args.methods.split(",") if m.strip()])
+        names = [m.strip() for m in args.methods.split(",") if m.strip()]
+        if not names:
+            raise GuidedGenerationError(f"--methods (={args.methods!r}) names no method: give "
+                                        f"one or more of {', '.join(METHODS)}")
+        methods = method_names(names)
         if "knn" in methods and not args.bank:
             raise GuidedGenerationError("method knn needs --bank (a CausalBank folder)")
         options = GuidedOptions(n=args.n, m=args.m, k=args.k, max_new_tokens=args.max_new_tokens,
@@ -167,7 +175,6 @@ def eval_generation_command(args: argparse.Namespace) -> int:
                                 template_limit=args.template_limit or None)
         items = read_copa(args.file)
         if args.limit is not None:
-            check_int("--limit", args.limit, 1, error=GuidedGenerationError, quote=False)
             items = items[: args.limit]
         device = resolve_device(args.device)  # before the bank and the model are read
         run = ({**generator_run(args.model, args.graph), "verifier": verifier_run("bundled"),

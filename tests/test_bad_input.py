@@ -166,10 +166,30 @@ def make_env(root: Path) -> dict[str, str]:
                                       b"neutral,contradiction\nd,caf\xe9,a,b,c,d\n")
     (root / "latin1.txt").write_bytes(b"rain\ncaf\xe9\n")
     (root / "blank.jsonl").write_text("\n  \n", encoding="utf-8")
+    # every value checked before any model loads (issue 60, item 2): good inputs to give them
+    (root / "inli.csv").write_text("dataset,premise,implied_entailment,explicit_entailment,"
+                                   "neutral,contradiction\n" + "".join(
+                                       f"d,Premise {i}.,Implied {i}.,Explicit {i}.,Neutral {i}.,"
+                                       f"Contra {i}.\n" for i in range(8)), encoding="utf-8")
+    (root / "mc.jsonl").write_text("".join(json.dumps(
+        {"ctx": f"A man is sitting on a roof on day {i}.", "endings": [
+            "he sings a song.", "he falls off.", "he takes a nap.", "he nods at me."],
+         "label": i % 4}) + "\n" for i in range(8)), encoding="utf-8")
+    (root / "long_concept.txt").write_text("dog " + "x" * 20_000 + " catch\n", encoding="utf-8")
+    (root / "str_config_model").mkdir()  # a model folder whose config.json has "16" for 16
+    (root / "str_config_model" / "config.json").write_text(json.dumps(
+        {"model_type": "gpt2", "vocab_size": 50, "n_embd": "16", "n_layer": 1, "n_head": 2}),
+        encoding="utf-8")
     paths = {p.name.replace(".", "_"): str(p) for p in root.iterdir()}
     paths["root"] = str(root)
     paths["missing"] = str(root / "no-such-folder")
     return paths
+
+
+def tree(root: Path) -> set[str]:
+    """Every file and folder under ``root``, by relative path (what a refused run may not add
+    to)."""
+    return {str(path.relative_to(root)) for path in root.rglob("*")}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -231,6 +251,8 @@ class Case:
 
 
 G = ("--graph", "{graph_ceg}")
+#: A 20-digit number: beyond int64, and beyond every seed torch and numpy take.
+HUGE = "99999999999999999999"
 #: What ``dpc generate --out`` says of a file it did not write.
 NOT_OURS = "is not a results file of dpc generate (its first line is not dpc's header)"
 GEN = ("generate", "--input", "babies cry", "--n", "3", "--m", "2", "--k", "2",
@@ -463,12 +485,127 @@ CASES: list[Case] = [
     Case("train tokenizer --out the folder of another command",
          ("train", "tokenizer", "--bank", "{bank}", "--out", "{mined}"), 2,
          "holds the output of dpc mine, not of dpc train tokenizer"),
+    # every value checked before any model loads or any folder is made (issue 60, items 2
+    # and 4); `_run_case` checks that a refused run leaves no file or folder behind.
+    # -- seeds: what every generator dpc seeds takes (torch's overflowed: a traceback)
+    *(Case(f"{' '.join(argv[:2])} --seed beyond the seeds", (*argv, "--seed", HUGE), 2,
+           word) for argv, word in (
+        (("generate", "--input", "x"), f"--seed (={HUGE}) must be an integer from 0 to "
+                                       "4294967295"),
+        (("eval", "copa", "{copa_xml}", "--scorer", "graph", *G), f"--seed (={HUGE})"),
+        (("eval", "generation", "{copa_xml}", "--methods", "gold"), f"--seed (={HUGE})"),
+        (("train", "tokenizer", "--bank", "{bank}", "--out", "{root}/tok"), f"`seed` (={HUGE})"),
+        (("train", "generator", "--bank", "{bank}", "--tokenizer", "{missing}", "--out",
+          "{root}/run"), f"`seed` (={HUGE})"),
+        (("train", "causal-bert", "--bank", "{bank}", "--out", "{root}/cb", "--no-progress"),
+         f"`seed` (={HUGE})"),
+        (("train", "lm-generator", "--pairs", "{missing}/e.jsonl", "--out", "{root}/lm"),
+         f"`seed` (={HUGE})"),
+        (("aflite", "{wg_jsonl}", "--format", "winogrande", "--out", "{root}/af"),
+         f"`seed` (={HUGE})"),
+        (("inli", "train", "--train", "{inli_csv}", "--out", "{root}/inli"), f"`seed` (={HUGE})"),
+        (("inli", "variants", "--premise", "P", "--implied", "H"), f"--seed (={HUGE})"),
+        (("swag", "oversample", "{mc_jsonl}", "--out", "{root}/pool"), f"`seed` (={HUGE})"),
+        (("swag", "filter", "{missing}", "--out", "{root}/f.jsonl"), f"`seed` (={HUGE})"),
+        (("commongen", "train", "--src", "{missing}/s.txt", "--tgt", "{missing}/t.txt", "--out",
+          "{root}/cgt"), f"`seed` (={HUGE})"),
+        (("graph", "parts-of-speech", "--data", "{missing}", "--out", "{root}/pos.tsv.gz"),
+         f"`--seed` (={HUGE})"),
+    )),
+    Case("inli train --split-seed -1", ("inli", "train", "--train", "{inli_csv}", "--out",
+                                        "{root}/inli", "--split-seed", "-1"), 2,
+         "--split-seed (=-1)"),
+    # -- counts where 0 or a negative number means nothing (a slice's -1 dropped the last item)
+    Case("train generator --threads -1", ("train", "generator", "--bank", "{bank}",
+                                          "--tokenizer", "{missing}", "--out", "{root}/run",
+                                          "--threads", "-1"), 2, "`threads` (=-1)"),
+    Case("train generator --threads 0", ("train", "generator", "--bank", "{bank}",
+                                         "--tokenizer", "{missing}", "--out", "{root}/run",
+                                         "--threads", "0"), 2, "`threads` (=0)"),
+    Case("train generator --warmup-steps -1", ("train", "generator", "--bank", "{bank}",
+                                               "--tokenizer", "{missing}", "--out", "{root}/run",
+                                               "--warmup-steps", "-1"), 2,
+         "`warmup_steps` (=-1)"),
+    Case("inli eval --limit -1", ("inli", "eval", "{inli_csv}", "--limit", "-1"), 2,
+         "--limit (=-1) must be an integer >= 1"),
+    Case("inli train --limit 0", ("inli", "train", "--train", "{inli_csv}", "--out",
+                                  "{root}/inli", "--limit", "0"), 2, "--limit (=0)"),
+    Case("inli variants --limit -1", ("inli", "variants", "--file", "{inli_csv}", "--out",
+                                      "{root}/v.jsonl", "--limit", "-1"), 2, "--limit (=-1)"),
+    Case("swag oversample --limit -1", ("swag", "oversample", "{mc_jsonl}", "--out",
+                                        "{root}/pool", "--limit", "-1"), 2, "`limit` (=-1)"),
+    Case("eval generation --limit -1", ("eval", "generation", "{copa_xml}", "--methods", "gold",
+                                        "--limit", "-1"), 2, "--limit (=-1)"),
+    Case("train evaluate --max-examples 0", ("train", "evaluate", "--model", "bundled", "--bank",
+                                             "{bank}", "--max-examples", "0"), 2,
+         "--max-examples (=0)"),
+    Case("graph stats --top 0", ("graph", "stats", "--top", "0", *G), 2, "--top (=0)"),
+    Case("graph cooccur --workers -1", ("graph", "cooccur", "{corpus}", "--vocab", "{vocab_txt}",
+                                        "--out", "{root}/c.json.gz", "--workers", "-1"), 2,
+         "--workers (=-1)"),
+    Case("mine --batch-chars beyond int64", ("mine", "{corpus}", "--out", "{root}/m",
+                                             "--batch-chars", HUGE), 2,
+         f"`batch_chars` (={HUGE}) must be an integer from 1000 to 9223372036854775807"),
+    Case("train tokenizer --vocab-size beyond SentencePiece's", (
+        "train", "tokenizer", "--bank", "{bank}", "--out", "{root}/tok", "--vocab-size", HUGE), 2,
+         f"`vocab_size` (={HUGE})"),
+    # -- numbers that must be finite (and in their range)
+    Case("inli variants --edit-penalty inf", ("inli", "variants", "--premise", "P", "--implied",
+                                              "H", "--edit-penalty", "inf"), 2,
+         "edit_penalty (=inf) has to be a finite number >= 0"),
+    Case("inli train --epochs inf", ("inli", "train", "--train", "{inli_csv}", "--out",
+                                     "{root}/inli", "--epochs", "inf"), 2, "`epochs` (=inf)"),
+    Case("inli train --dev-fraction 1", ("inli", "train", "--train", "{inli_csv}", "--out",
+                                         "{root}/inli", "--dev-fraction", "1"), 2,
+         "--dev-fraction (=1.0) has to be a finite number in (0, 1)"),
+    Case("aflite --epochs nan", ("aflite", "{wg_jsonl}", "--format", "winogrande", "--out",
+                                 "{root}/af", "--epochs", "nan"), 2, "`epochs` (=nan)"),
+    Case("swag train-endings --minutes inf", ("swag", "train-endings", "{mc_jsonl}", "--out",
+                                              "{root}/te", "--minutes", "inf"), 2,
+         "`max_minutes` (=inf)"),
+    Case("swag train-endings --base bundled --minutes -1",
+         ("swag", "train-endings", "{mc_jsonl}", "--out", "{root}/te", "--base", "bundled",
+          "--minutes", "-1"), 2, "`max_minutes` (=-1.0)"),
+    Case("train causal-bert --lr inf", ("train", "causal-bert", "--bank", "{bank}", "--out",
+                                        "{root}/cb", "--lr", "inf"), 2, "`lr` (=inf)"),
+    # -- choices: an empty or unknown list is refused, naming it
+    Case("eval generation --methods ''", ("eval", "generation", "{copa_xml}", "--methods", ""),
+         2, "--methods (='') names no method"),
+    Case("eval generation --methods ','", ("eval", "generation", "{copa_xml}", "--methods",
+                                           ","), 2, "--methods (=',') names no method"),
+    Case("inli variants --labels ''", ("inli", "variants", "--premise", "P", "--implied", "H",
+                                       "--labels", ""), 2, "label"),
+    # -- over-long text: refused up front, with its length and where it is
+    Case("commongen generate a 20,000-character concept",
+         ("commongen", "generate", "{long_concept_txt}", "--out", "{root}/cg.jsonl"), 2,
+         "long_concept.txt:1: the concept 'xxxxxxxxxxxxxxxxxxxx'... has 20000 characters: at "
+         "most 100"),
+    Case("generate --input of 20,000 characters", ("generate", "--input", "x" * 20_000), 2,
+         "input 0 ('xxxxxxxxxxxxxxxxxxxx'...) has 20000 characters: at most 5000"),
+    Case("generate --constraint of 20,000 characters", ("generate", "--input", "babies cry",
+                                                        "--constraint", "x" * 20_000), 2,
+         "--constraint ('xxxxxxxxxxxxxxxxxxxx'...) has 20000 characters: at most 200"),
+    Case("generate --banned of 20,000 characters", ("generate", "--input", "babies cry",
+                                                    "--banned", "x" * 20_000), 2,
+         "--banned ('xxxxxxxxxxxxxxxxxxxx'...) has 20000 characters"),
+    Case("inli variants --implied of 20,000 characters",
+         ("inli", "variants", "--premise", "P", "--implied", "x" * 20_000), 2,
+         "--implied ('xxxxxxxxxxxxxxxxxxxx'...) has 20000 characters: at most 2000"),
+    # -- a size refused only once the work starts (memory): the new --out file is removed
+    Case("generate --m too big for memory leaves no --out file",
+         ("generate", "--input", "babies cry", "--fast", "--m", "200000", "--k", "1",
+          "--constraint", "rain", "--constraint-mode", "replace", "--out", "{root}/o.jsonl"), 2,
+         "GB"),
+    # -- a model folder's config.json with a value of the wrong type: one line naming it
+    Case("generate --model whose config.json has a string for an integer",
+         ("generate", "--input", "babies cry", "--model", "{str_config_model}"), 2,
+         "config.json': `n_embd` (='16') must be an integer"),
 ]
 
 
 def _run_case(case: Case, paths: dict[str, str], capsys: pytest.CaptureFixture) -> None:
     root = Path(paths["root"])
-    before = snapshot(root)
+    before, names = snapshot(root), tree(root)
     argv = [arg.format(**paths) for arg in case.argv]
     code = cli.main(argv)
     out, err = capsys.readouterr()
@@ -479,6 +616,8 @@ def _run_case(case: Case, paths: dict[str, str], capsys: pytest.CaptureFixture) 
     else:
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and case.word in lines[0], err
+        left = sorted(tree(root) - names)  # a refused run leaves nothing behind (issue 60)
+        assert not left, f"{argv} was refused but left {left} behind"
     after = snapshot(root)
     allowed = {str(Path(paths[name]).relative_to(root)) for name in case.changes}
     for name, data in before.items():
@@ -646,6 +785,21 @@ def _api(name: str, call: Callable[[dict[str, str]], object], word: str
     return name, call, word
 
 
+def _engine_ids(**ids: object) -> Callable[[dict[str, str]], object]:
+    """``dpc_decode.generate`` on a tiny GPT-2 of 50 tokens, given these token ids."""
+    def run(paths: dict[str, str]) -> object:
+        import torch
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        from dpc_decode import generate
+
+        torch.manual_seed(0)
+        model = GPT2LMHeadModel(GPT2Config(vocab_size=50, n_embd=16, n_layer=1, n_head=2,
+                                           bos_token_id=0, eos_token_id=0)).eval()
+        return generate(model, None, [[1, 2, 3]], None, max_new_tokens=4, **ids)
+    return run
+
+
 API_CASES = [
     _api("load_graph negative index",
          lambda p: __import__("cause_effect_graph.store").store.load_graph(p["neg_ceg"]),
@@ -668,6 +822,20 @@ API_CASES = [
     _api("TrainOptions batch_size 0",
          lambda p: __import__("train.options").options.TrainOptions("b", "t", "o", batch_size=0),
          "batch_size"),
+    _api("generate eos_token_id=-7", _engine_ids(eos_token_id=-7),
+         "`eos_token_id` (=-7) must be an integer from 0 to 49"),
+    _api("generate an eos_token_id list with one beyond the vocabulary",
+         _engine_ids(eos_token_id=[3, 50]), "`eos_token_id` (=50)"),
+    _api("generate pad_token_id=99", _engine_ids(pad_token_id=99), "`pad_token_id` (=99)"),
+    _api("generate pad_token_id=True", _engine_ids(pad_token_id=True), "`pad_token_id` (=True)"),
+    _api("generate a banned id beyond the vocabulary", _engine_ids(banned=[[70]]),
+         "token id 70 in banned phrase 0"),
+    _api("load_model a config.json with a string for an integer",
+         lambda p: __import__("train.models").models.load_model(p["str_config_model"]),
+         "config.json': `n_embd` (='16') must be an integer"),
+    _api("method_names of no method",
+         lambda p: __import__("guided_generation.options").options.method_names([]),
+         "no method named"),
     _api("read_items invalid UTF-8",
          lambda p: list(__import__("guided_generation.cli").cli.read_items(
              io.BytesIO(Path(p["bad_utf8_jsonl"]).read_bytes()), "cause", "x.jsonl")),

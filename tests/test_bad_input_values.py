@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from cause_effect_graph.store import MAGIC
-from dpc_errors import DpcError, check_float, check_int
+from dpc_errors import DpcError, check_float, check_int, check_seed
 from tests.test_bad_input import (  # noqa: F401 - env: a fixture
     Case,
     _run_api_case,
@@ -386,6 +386,9 @@ def test_bad_values_python_api(name: str, call: Callable[[dict[str, str]], objec
         (np.int64(4), 0, 10, True),
         (11, 0, 10, False),
         (10**40, 0, 2**63 - 1, False),
+        (2**63 - 1, 1, None, True),  # no bound named: int64's (issue 60)
+        (2**63, 1, None, False),  # beyond it: torch and numpy would overflow
+        (-(2**63) - 1, None, None, False),
     ],
 )
 def test_check_int(value: Any, minimum: int | None, maximum: int | None, ok: bool) -> None:
@@ -394,6 +397,22 @@ def test_check_int(value: Any, minimum: int | None, maximum: int | None, ok: boo
     else:
         with pytest.raises(DpcError, match=r"^`x` \(=.*\) must be an integer"):
             check_int("x", value, minimum, maximum)
+
+
+@pytest.mark.parametrize(("value", "ok"), [
+    (0, True), (2**32 - 1, True),  # numpy's legacy seeds and scikit-learn's random_state
+    (2**32, False), (-1, False), (10**20, False), (True, False), (1.0, False), ("7", False),
+])
+def test_check_seed(value: Any, ok: bool) -> None:
+    import torch
+
+    if ok:
+        assert check_seed("--seed", value, quote=False) == value
+        torch.Generator().manual_seed(value * 1_000_003 + 99)  # a seed derived from it fits too
+    else:
+        with pytest.raises(DpcError, match=r"^--seed \(=.*\) must be an integer from 0 to "
+                                           r"4294967295$"):
+            check_seed("--seed", value, quote=False)
 
 
 @pytest.mark.parametrize(

@@ -131,3 +131,34 @@ def test_file_digest_follows_the_bytes_not_the_path(tmp_path: Path):
     assert file_digest(tmp_path / "a") != file_digest(tmp_path / "b")
     assert run_difference({"graph": {"name": "x", "files": "1"}},
                           {"graph": {"name": "y", "files": "1"}}) is None
+
+
+def test_a_new_file_is_removed_when_the_run_fails_before_its_first_result(tmp_path: Path):
+    # a value the work refuses only once it starts (a size that does not fit in memory): the
+    # refused run leaves no header-only file behind (issue 60, item 4)
+    path = tmp_path / "out.jsonl"
+    with pytest.raises(OutputError, match="refused"):
+        with ResultsFile(path, "dpc demo", RUN).writer():
+            raise OutputError("refused before the first result")
+    assert list(tmp_path.iterdir()) == []
+    # a result written: kept, and the same run resumes it
+    with pytest.raises(OutputError):
+        with ResultsFile(path, "dpc demo", RUN).writer() as write:
+            write({"index": 0})
+            raise OutputError("refused after one result")
+    assert ResultsFile(path, "dpc demo", RUN).check() == [{"index": 0}]
+    # a file being resumed is never removed, even when the run fails at once
+    with pytest.raises(OutputError):
+        with ResultsFile(path, "dpc demo", RUN).writer():
+            raise OutputError("refused at once")
+    assert ResultsFile(path, "dpc demo", RUN).check() == [{"index": 0}]
+
+
+def test_an_interrupted_new_file_keeps_its_header(tmp_path: Path):
+    # an interrupt is not a refusal: what was written stays, as it always did
+    path = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        with ResultsFile(path, "dpc demo", RUN).writer():
+            raise KeyboardInterrupt
+    assert ResultsFile(path, "dpc demo", RUN).check() == []
+    assert path.is_file()

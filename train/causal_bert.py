@@ -54,6 +54,7 @@ from train.cross_encoder import mean_pool
 from train.data import read_pairs_checked, split_of
 from train.errors import ModelFolderError, TrainDataError, TrainError
 from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
+from train.model_config import check_model_config
 from train.models import minilm_tokenizer_path
 from train.options import CausalBertOptions  # continue_training's options, named here too
 
@@ -186,6 +187,7 @@ def load_causal_bert(path: str | os.PathLike[str] | None = None,
                 f"{os.fspath(path)!r} is not a CausalBERT folder (needs {', '.join(needed)}; "
                 "make one with dpc train causal-bert)")
     head = _load_head(folder / HEAD_FILE) if path is not None else None  # checked first: cheap
+    check_model_config(folder)  # each field's type: one line naming it
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     encoder = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
     torch.manual_seed(seed)
@@ -414,7 +416,6 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
                              f"({done['options']}); choose another --out")
         done["reused"] = True
         return CausalBertResult(**done)
-    claim_output_folder(out, "dpc train causal-bert")
     checkpoint = out / CHECKPOINT_FILE
     resumed: dict[str, Any] | None = None
     seconds_before = 0.0
@@ -436,6 +437,8 @@ def continue_training(options: CausalBertOptions, model: CausalBert | None = Non
             dev = load_bank_pairs(options.bank, "dev", options.dev_pairs, options.seed)
         except TrainDataError:
             dev = []
+    # claimed once the options and the bank are read: a refused run leaves no folder behind
+    claim_output_folder(out, "dpc train causal-bert")
     if model is None or tokenizer is None:
         model, tokenizer = load_causal_bert(None, options.seed)
     model = model.to(where)

@@ -257,9 +257,13 @@ def export_command(args: argparse.Namespace) -> int:
 
 def evaluate_command(args: argparse.Namespace) -> int:
     """``dpc train evaluate``: perplexity and word accuracy on a held-out split."""
+    from dpc_errors import check_int
+    from train.errors import TrainError
     from train.evaluation import evaluate_generator
 
     try:
+        if args.max_examples is not None:  # None: the whole split
+            check_int("--max-examples", args.max_examples, 1, error=TrainError, quote=False)
         m = evaluate_generator(args.model, args.bank, args.split, args.variant, args.max_examples,
                                device=args.device, dtype=args.dtype)
     except DpcError as err:

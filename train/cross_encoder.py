@@ -48,11 +48,12 @@ import torch
 from torch import nn
 
 from dpc_device import autocast, place, resolve_training
-from dpc_errors import check_float, check_int
+from dpc_errors import check_float, check_int, check_seed
 from dpc_files import write_json
 from train.checkpoint import CheckpointError, check_safetensors, load_state
 from train.errors import ModelFolderError, TrainDataError
 from train.loop import LoopHooks, LoopOptions, LoopState, resume, run_loop, save_checkpoint
+from train.model_config import check_model_config
 from train.models import minilm_tokenizer_path
 
 __all__ = [
@@ -130,6 +131,9 @@ class CrossEncoderOptions:
         check_float("epochs", self.epochs, 0, open_min=True, error=TrainDataError)
         for name in ("batch_size", "max_length", "eval_batch_size", "checkpoint_every"):
             check_int(name, getattr(self, name), 1, error=TrainDataError)
+        check_int("eval_every", self.eval_every, 0, error=TrainDataError)  # 0: once an epoch
+        check_seed("seed", self.seed, error=TrainDataError)
+        check_float("weight_decay", self.weight_decay, 0, error=TrainDataError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainDataError)
         if self.max_minutes is not None:
             check_float("max_minutes", self.max_minutes, 0, open_min=True, error=TrainDataError)
@@ -163,6 +167,7 @@ def load_encoder(folder: Path) -> tuple[Any, Any]:
         raise ModelFolderError(f"encoder folder {os.fspath(folder)!r} has no model.safetensors"
                                f"{hint}")
     check_safetensors(folder / "model.safetensors")
+    check_model_config(folder)  # each field's type: one line naming it
     try:
         tokenizer = AutoTokenizer.from_pretrained(os.fspath(folder), local_files_only=True)
         model = AutoModel.from_pretrained(os.fspath(folder), local_files_only=True,

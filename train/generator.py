@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from train.errors import TrainError
+from train.model_config import check_model_config
 from train.models import minilm_tokenizer_path
 from train.options import GeneratorConfig
 from train.shared_weights import share_encoder_decoder
@@ -100,6 +101,7 @@ def build_warm_started(folder: str, seed: int = 0, share: bool = False) -> Any:
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the expected "cross-attention newly initialised" report
     require_safetensors(path, "--warm-start folder", error=TrainError)  # never a pickle
+    check_model_config(path, error=TrainError)  # each field's type: one line naming it
     try:
         model = EncoderDecoderModel.from_encoder_decoder_pretrained(
             path, path, encoder_use_safetensors=True, decoder_use_safetensors=True)

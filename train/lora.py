@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from dpc_device import autocast, resolve_training
-from dpc_errors import check_float, check_int
+from dpc_errors import check_float, check_int, check_seed
 from dpc_files import write_json
 from train.errors import TrainConfigError, TrainError
+from train.model_config import check_model_config
 from train.pretrained import build_folder, cache_root, pretrained_folder
 from train.tokenizer import prompt_start_ids
 
@@ -80,6 +81,7 @@ class LoraOptions:
     def __post_init__(self) -> None:
         for name in ("r", "alpha", "batch_size", "checkpoint_every"):
             check_int(name, getattr(self, name), 1, error=TrainConfigError)
+        check_seed("seed", self.seed, error=TrainConfigError)
         check_float("epochs", self.epochs, 0, open_min=True, error=TrainConfigError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainConfigError)
         if self.max_minutes is not None:
@@ -137,6 +139,7 @@ def load_base(base: str | Path) -> tuple[Any, Any]:
         folder = pretrained_folder(str(base))
     if not (folder / "model.safetensors").is_file():
         raise TrainError(f"base model folder {os.fspath(folder)!r} has no model.safetensors")
+    check_model_config(folder, error=TrainError)  # each field's type: one line naming it
     tokenizer = AutoTokenizer.from_pretrained(os.fspath(folder), local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(os.fspath(folder), local_files_only=True,
                                                  use_safetensors=True)

@@ -37,6 +37,7 @@ from train.cause_effect_lm import (
 )
 from train.data import format_input
 from train.errors import ModelFolderError
+from train.model_config import check_model_config
 from train.pretrained import PRETRAINED, pretrained_folder, pretrained_spec
 from train.shared_weights import load_weights
 from train.tokenizer import load_tokenizer
@@ -142,10 +143,14 @@ def _read_config(path: str | Path) -> Any:
         raise DpcError(f"model path {str(path)!r} is not a folder")
     if not (folder / "config.json").is_file():
         raise DpcError(f"model path {str(path)!r} has no config.json: not a Hugging Face model folder")
+    check_model_config(folder)  # each field's type first: one line naming it
+    from huggingface_hub.errors import StrictDataclassError
+
     try:
         return AutoConfig.from_pretrained(str(folder), local_files_only=True)
-    except (OSError, ValueError, KeyError) as err:
-        raise ModelFolderError(f"cannot read the config of {str(path)!r}: {err}") from err
+    except (OSError, ValueError, KeyError, TypeError, StrictDataclassError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ModelFolderError(f"cannot read the config of {str(path)!r}: {reason}") from err
 
 
 def load_model(path: str | Path) -> LoadedModel:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from dpc_errors import check_choice, check_float, check_int
+from dpc_errors import check_choice, check_float, check_int, check_seed
 from train.data import VARIANTS
 from train.errors import TrainError
 
@@ -87,9 +87,15 @@ class TrainOptions:
 
     def __post_init__(self) -> None:
         check_choice("variant", self.variant, VARIANTS, error=TrainError)
-        for name in ("batch_size", "max_steps", "eval_every", "checkpoint_every", "patience",
-                     "dev_examples", "max_source_tokens", "max_target_tokens"):
+        for name in ("d_model", "d_ff", "num_layers", "num_heads", "batch_size", "max_steps",
+                     "eval_every", "checkpoint_every", "patience", "dev_examples",
+                     "max_source_tokens", "max_target_tokens", "max_words"):
             check_int(name, getattr(self, name), 1, error=TrainError)
+        check_int("warmup_steps", self.warmup_steps, 0, error=TrainError)
+        for name in ("max_pairs", "threads"):  # None: all pairs, torch's threads
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name), 1, error=TrainError)
+        check_seed("seed", self.seed, error=TrainError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainError)
         check_float("dropout", self.dropout, 0, 1, open_max=True, error=TrainError)
         check_float("weight_decay", self.weight_decay, 0, error=TrainError)
@@ -142,6 +148,8 @@ class CausalBertOptions:
     def __post_init__(self) -> None:
         for name in ("batch_size", "epochs", "max_tokens", "checkpoint_every"):
             check_int(name, getattr(self, name), 1, error=TrainError)
+        check_int("dev_pairs", self.dev_pairs, 0, error=TrainError)  # 0: no dev ranking
+        check_seed("seed", self.seed, error=TrainError)
         if self.pairs is not None:  # None: all
             check_int("pairs", self.pairs, 2, error=TrainError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainError)

@@ -20,8 +20,10 @@ and every tensor de-quantised), so the first :func:`train.models.load_pretrained
 a plain Hugging Face folder (``config.json``, ``model.safetensors`` in float32, the tokenizer)
 under the cache folder (``$DPC_CACHE``, else ``$XDG_CACHE_HOME/dpc``, else ``~/.cache/dpc``),
 named after the GGUF file's size and modification time; later loads read that folder (~1 s).
-The conversion is written beside its final place and renamed into it, so an interrupted one
-leaves nothing half-written behind. ``save_pretrained`` refuses a GGUF-loaded model, so the
+The conversion is written into a temporary folder beside its final place (in the cache) and
+renamed into it, so an interrupted one never leaves a half-written model where a load would
+read it; the temporary folder of a conversion whose process died (killed, or the machine
+stopped) is removed by the next build in that cache folder (:func:`build_folder`). ``save_pretrained`` refuses a GGUF-loaded model, so the
 weights are copied through the state dict.
 
 >>> sorted(PRETRAINED)
@@ -39,14 +41,16 @@ import importlib.util
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from dpc_errors import DpcError
 
-__all__ = ["PRETRAINED", "PretrainedSpec", "build_folder", "cache_root", "gguf_path",
-           "pretrained_folder", "pretrained_spec"]
+__all__ = ["BUILDING", "PRETRAINED", "STALE_SECONDS", "PretrainedSpec", "build_folder",
+           "cache_root", "gguf_path", "pretrained_folder", "pretrained_spec", "remove_dead_builds"]
 
 
 @dataclass(frozen=True)
@@ -122,11 +126,16 @@ def gguf_path(name: str) -> Path:
         return path
     path = cache_root() / "gguf" / spec.gguf
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
         module = importlib.import_module(spec.package)
-        partial = path.with_name(path.name + ".partial")
-        getattr(module, spec.assemble)(str(partial))
-        partial.replace(path)
+        # assembled in a build folder and renamed out of it: nothing half-written is left
+        parts = build_folder(path.with_name(f"{path.name}.parts"),
+                             lambda work: getattr(module, spec.assemble)(str(work / spec.gguf)))
+        try:
+            (parts / spec.gguf).replace(path)
+        except FileNotFoundError:  # another process moved its copy out first
+            if not path.is_file():
+                raise
+        shutil.rmtree(parts, ignore_errors=True)
     return path
 
 
@@ -146,22 +155,100 @@ def pretrained_folder(name: str, progress: bool = True) -> Path:
     return build_folder(folder, lambda work: _convert(source, work))
 
 
+#: The suffix of a build's temporary folder (:func:`build_folder`).
+BUILDING = ".building"
+#: A temporary folder no process holds is a dead build's once it is this old (seconds): the
+#: moment between its creation and its lock is all a live one spends unlocked.
+STALE_SECONDS = 60.0
+
+
 def build_folder(folder: Path, write: Callable[[Path], None]) -> Path:
     """``folder`` made by ``write(work)`` in a temporary folder beside it, then renamed into
-    place: an interrupted build leaves nothing half-written, and when another process finished
-    the same folder first, its copy is kept and this one dropped."""
+    place: an interrupted build leaves nothing half-written where a load looks, and when another
+    process finished the same folder first, its copy is kept and this one dropped.
+
+    The temporary folder (``.NAME.XXXXXXXX.building``) is locked (``flock``) while its process
+    builds, and removed when the build fails or is interrupted; one a killed process left behind
+    is unlocked, and the next build in the same cache folder removes it
+    (:func:`remove_dead_builds`)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        write(work)
-        if folder.exists():  # another process finished first
-            shutil.rmtree(work)
-        else:
-            work.replace(folder)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
+    remove_dead_builds(folder.parent)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=BUILDING, dir=folder.parent))
+    with _locked(work):
+        try:
+            write(work)
+            if folder.exists():  # another process finished first
+                shutil.rmtree(work)
+            else:
+                work.replace(folder)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
     return folder
+
+
+def remove_dead_builds(parent: Path, stale_seconds: float = STALE_SECONDS) -> list[Path]:
+    """Remove the temporary folders of :func:`build_folder` in ``parent`` that no live process
+    holds (their lock is free) and that are older than ``stale_seconds``; return them.
+
+    >>> import tempfile, os, time
+    >>> parent = Path(tempfile.mkdtemp())
+    >>> dead = parent / ".model.abc123.building"
+    >>> dead.mkdir()
+    >>> os.utime(dead, (time.time() - 3600,) * 2)
+    >>> [p.name for p in remove_dead_builds(parent)], dead.exists()
+    (['.model.abc123.building'], False)
+    """
+    removed: list[Path] = []
+    try:
+        candidates = [p for p in parent.iterdir()
+                      if p.name.startswith(".") and p.name.endswith(BUILDING) and p.is_dir()]
+    except OSError:
+        return removed
+    now = time.time()
+    for path in candidates:
+        try:
+            if now - path.stat().st_mtime < stale_seconds or _is_locked(path):
+                continue
+        except OSError:  # removed by another process meanwhile
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the folder ``path`` while the block runs (released by
+    the system when the process dies, however it dies)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): builds are not told apart, none is removed
+        yield
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _is_locked(path: Path) -> bool:
+    """Whether a live process holds ``path``'s lock (:func:`_locked`); ``True`` where locks
+    cannot be read (then nothing is removed)."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _convert(source: Path, out: Path) -> None:

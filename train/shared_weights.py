@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from train.errors import ModelFolderError
+from train.model_config import check_model_config
 
 __all__ = ["SHARED_FLAG", "is_shared", "load_shared", "load_weights", "save_shared",
            "save_weights", "share_encoder_decoder", "shared_names"]
@@ -163,6 +164,7 @@ def load_weights(folder: str | Path, config: Any = None, **kwargs: Any) -> Any:
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
     if config is None:
+        check_model_config(folder)  # each field's type: one line naming it
         config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
     if is_shared(config):
         return load_shared(folder, **kwargs)

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from dpc_errors import check_int
+from dpc_errors import check_float, check_int, check_seed
 from dpc_files import check_output_folder, claim_output_folder
 from train.errors import ModelFolderError, TrainDataError
 
@@ -81,9 +81,12 @@ def train_tokenizer(
 
     if model_type not in ("unigram", "bpe"):
         raise TrainDataError(f"model_type {model_type!r} is not 'unigram' or 'bpe'")
-    check_int("vocab_size", vocab_size, 8, error=TrainDataError)
+    check_int("vocab_size", vocab_size, 8, 2**31 - 1, error=TrainDataError)  # SentencePiece's
+    check_seed("seed", seed, error=TrainDataError)
+    check_int("max_sentences", max_sentences, 1, 2**31 - 1, error=TrainDataError)
+    check_float("character_coverage", character_coverage, 0, 1, open_min=True,
+                error=TrainDataError)
     folder = check_output_folder(folder, "--out", command="dpc train tokenizer")
-    claim_output_folder(folder, "dpc train tokenizer")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "corpus.txt"
         n = 0
@@ -95,6 +98,8 @@ def train_tokenizer(
                     n += 1
         if n == 0:
             raise TrainDataError("no text to train the tokenizer on")
+        # the texts read and every value checked: a refused run leaves no folder behind
+        claim_output_folder(folder, "dpc train tokenizer")
         spm.set_random_generator_seed(seed)
         spm.SentencePieceTrainer.train(
             input=str(corpus),

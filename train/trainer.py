@@ -288,6 +288,7 @@ def _prepare_run(options: TrainOptions) -> _Run:
     a changed run."""
     _check_out(options)  # first: a folder of other files fails before anything is read
     tokenizer, init_bert2bert = _checked_tokenizer(options)
+    options.model_config(len(tokenizer))  # the sizes (d_model % num_heads, ...) before OUT
     out = _claim_output(options)
     splits = load_examples(options.bank, options.variant, max_words=options.max_words,
                            max_pairs=options.max_pairs)

@@ -44,6 +44,7 @@ from dpc_errors import check_int
 from dpc_files import check_output_folder, claim_output_folder
 from train.errors import TrainDataError, TrainError
 from train.generator import count_parameters, resolve_warm_start
+from train.model_config import check_model_config
 from train.tokenizer import load_tokenizer
 from train.weight_files import require_safetensors
 
@@ -151,6 +152,7 @@ def trim_vocabulary(model: str | Path, texts: Iterable[str], out: str | Path, *,
     new_vocab = {by_id[old]: new for old, new in new_id.items()}
 
     require_safetensors(path, error=TrainError)  # never a pickle
+    check_model_config(path, error=TrainError)  # each field's type: one line naming it
     try:
         encoder = AutoModel.from_pretrained(path, local_files_only=True, use_safetensors=True)
     except (OSError, ValueError) as err:

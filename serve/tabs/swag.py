@@ -24,7 +24,7 @@ model's log-probabilities only, and the tab and the answer's ``committee`` say s
 >>> SwagRequest("A man is on a roof.", top_p=1.5)
 Traceback (most recent call last):
 ...
-serve.service.ServeError: top_p (=1.5) must be a number in (0.0, 1.0]
+serve.service.ServeError: top_p (=1.5) has to be a finite number in (0.0, 1.0]
 """
 
 from __future__ import annotations

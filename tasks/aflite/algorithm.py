@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpc_device import resolve_device
+from dpc_errors import INT64_MAX
 from tasks.errors import TaskError
 
 if TYPE_CHECKING:
@@ -183,8 +184,9 @@ def check_parameters(size: int, n: int, m: int, k: int, tau: float, c: float = 1
     ...
     tasks.aflite.algorithm.AfliteError: `m` (=100) must be smaller than the number of instances (100): each model needs instances it did not train on
     """
-    if not isinstance(n, (int, np.integer)) or n < 1:
-        raise AfliteError(f"`n` (={n!r}) must be a positive number of models")
+    if not isinstance(n, (int, np.integer)) or not 1 <= n <= INT64_MAX:
+        raise AfliteError(f"`n` (={n!r}) must be a positive number of models (at most "
+                          f"{INT64_MAX})")
     if not isinstance(m, (int, np.integer)) or m < 2:
         raise AfliteError(f"`m` (={m!r}) must be an integer of at least 2 (training size)")
     if m >= size:
@@ -196,7 +198,7 @@ def check_parameters(size: int, n: int, m: int, k: int, tau: float, c: float = 1
     if not isinstance(tau, (int, float)) or math.isnan(tau) or not 0.0 < tau <= 1.0:
         raise AfliteError(f"`tau` (={tau!r}) must be in (0, 1] (a fraction of correct "
                           "predictions)")
-    if not isinstance(c, (int, float)) or not c > 0:
+    if not isinstance(c, (int, float)) or not 0 < c < math.inf:
         raise AfliteError(f"`c` (={c!r}) must be a positive inverse regularisation strength")
 
 

@@ -39,9 +39,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpc_device import autocast, resolve_training
+from dpc_errors import check_float, check_int, check_seed
 from dpc_files import atomic_open, write_json
 from tasks.aflite.formats import Instances
 from tasks.errors import TaskError
+from train.model_config import check_model_config
 
 if TYPE_CHECKING:
     import torch
@@ -75,6 +77,17 @@ class EmbeddingOptions:
     max_minutes: float | None = None
     seed: int = 0
     chunk: int = 2048
+
+    def __post_init__(self) -> None:
+        if self.finetune is not None:  # 0: the pretrained encoder, as it is
+            check_int("finetune", self.finetune, 0, error=TaskError)
+        for name in ("batch_size", "max_length", "chunk"):
+            check_int(name, getattr(self, name), 1, error=TaskError)
+        check_float("epochs", self.epochs, 0, open_min=True, error=TaskError)
+        check_float("lr", self.lr, 0, open_min=True, error=TaskError)
+        if self.max_minutes is not None:
+            check_float("max_minutes", self.max_minutes, 0, open_min=True, error=TaskError)
+        check_seed("seed", self.seed, error=TaskError)
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,7 @@ def pretrained_encoder(encoder: str | None = None, *, mode: str = "pair", num_la
     from transformers import AutoModel, AutoTokenizer
 
     folder = _encoder_identity(encoder)["folder"]
+    check_model_config(folder, error=TaskError)  # each field's type: one line naming it
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     loaded = AutoModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
     model = CrossEncoder(loaded, tokenizer, mode=mode, num_labels=max(2, num_labels),

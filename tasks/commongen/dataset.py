@@ -30,8 +30,16 @@ from typing import NamedTuple, TypeVar
 from dpc_inputs import parse_json, read_input_lines
 from tasks.errors import DatasetError
 
-__all__ = ["Concept", "ConceptSet", "distinct", "lemmas", "parse_concept_set", "read_concept_sets",
-           "read_pairs", "read_references", "reference_key"]
+__all__ = ["MAX_CONCEPTS", "MAX_CONCEPT_CHARS", "Concept", "ConceptSet", "distinct", "lemmas",
+           "parse_concept_set", "read_concept_sets", "read_pairs", "read_references",
+           "reference_key"]
+
+#: The longest concept a set may hold, in characters. CommonGen's concepts are single words
+#: (the longest of train and dev has 16 characters); a longer "concept" is a wrong file or
+#: column, and would be decoded as a constraint of thousands of tokens (the run seemed hung).
+MAX_CONCEPT_CHARS = 100
+#: The most concepts a set may hold (CommonGen's sets have 3 to 5).
+MAX_CONCEPTS = 20
 
 
 class Concept(NamedTuple):
@@ -47,19 +55,31 @@ T = TypeVar("T")
 
 def parse_concept_set(text: str, where: str = "concept set") -> ConceptSet:
     """A concept set from one line: ``field_N#look_V#stand_V`` (tagged, ``#``-separated) or
-    ``field look stand`` (untagged, space-separated). A blank set, a blank concept or an empty
-    tag is a :class:`~tasks.errors.DatasetError` naming ``where``."""
+    ``field look stand`` (untagged, space-separated). A blank set, a blank concept, an empty
+    tag, a concept of more than :data:`MAX_CONCEPT_CHARS` characters or a set of more than
+    :data:`MAX_CONCEPTS` concepts is a :class:`~tasks.errors.DatasetError` naming ``where``.
+
+    >>> parse_concept_set("dog " + "x" * 500, "src.txt:3")
+    Traceback (most recent call last):
+    ...
+    tasks.errors.DatasetError: src.txt:3: the concept 'xxxxxxxxxxxxxxxxxxxx'... has 500 characters: at most 100
+    """
     text = text.strip()
     if not text:
         raise DatasetError(f"{where}: an empty concept set")
     tagged = "#" in text or "_" in text
     parts = text.split("#") if tagged else text.split()
+    if len(parts) > MAX_CONCEPTS:
+        raise DatasetError(f"{where}: {len(parts)} concepts in one set: at most {MAX_CONCEPTS}")
     concepts: list[Concept] = []
     for part in parts:
         lemma, sep, pos = part.strip().rpartition("_") if tagged else ("", "", part)
         if not sep:
             lemma, pos = pos, ""
         lemma = lemma.strip()
+        if len(lemma) > MAX_CONCEPT_CHARS:
+            raise DatasetError(f"{where}: the concept {lemma[:20]!r}... has {len(lemma)} "
+                               f"characters: at most {MAX_CONCEPT_CHARS}")
         if not lemma or " " in lemma or (sep and not pos):
             raise DatasetError(f"{where}: cannot read the concept {part!r} of {text!r} "
                                "(want lemma_TAG#lemma_TAG or space-separated lemmas)")

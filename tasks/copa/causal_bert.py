@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from dpc_device import autocast, resolve_training
-from dpc_errors import check_float, check_int
+from dpc_errors import check_float, check_int, check_seed
 from tasks.copa.dataset import CopaItem, as_clause, read_copa
 from train.causal_bert import CausalBert, Pair, load_causal_bert, margin_loss, score_pairs
 from train.errors import TrainDataError, TrainError
@@ -67,6 +67,7 @@ class CopaRankingOptions:
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "max_tokens"):
             check_int(name, getattr(self, name), 1, error=TrainError)
+        check_seed("seed", self.seed, error=TrainError)
         check_float("lr", self.lr, 0, open_min=True, error=TrainError)
         check_float("margin", self.margin, 0, open_min=True, error=TrainError)
 

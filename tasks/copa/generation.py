@@ -43,7 +43,13 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from cause_effect_graph.lemmas import default_lemmatizer
-from dpc_files import OutputError, ResultsFile, check_output_folder, claim_output_folder
+from dpc_files import (
+    OutputError,
+    ResultsFile,
+    check_output_folder,
+    claim_output_folder,
+    release_output_folder,
+)
 from guided_generation.baselines import METHODS, run_method
 from guided_generation.metrics import div_bleu1, keyword_hit_rate, mean_distinct_n
 from guided_generation.options import GuidedOptions
@@ -142,13 +148,32 @@ def evaluate_generation(
     log_path = Path(out) / "outputs.jsonl" if out is not None else None
     done: dict[tuple[str, str], dict[str, Any]] = {}
     results = None
+    made = False  # whether this call made the folder (removed again if refused at once)
     if log_path is not None:
         check_output_folder(out, "--out", command="dpc eval generation")  # type: ignore[arg-type]
+        made = not Path(out).exists()  # type: ignore[arg-type]
         claim_output_folder(out, "dpc eval generation")  # type: ignore[arg-type]
         results = ResultsFile(log_path, "dpc eval generation",
                               {**options.run_record(), "seed": seed, **(run or {})})
         done = _read_done(results, items)  # checked whole before anything is written
     rows: dict[str, list[dict[str, Any]]] = {m: [] for m in methods}
+    try:
+        _generate_all(items, methods, generator, options, retriever, lemmatize, seed, results,
+                      done, rows, progress)
+    except Exception:
+        if made:  # refused before anything was written (a size that does not fit): removed
+            release_output_folder(out)  # type: ignore[arg-type]
+        raise
+    return [_score(method, rows[method], lemmatize, items) for method in methods]
+
+
+def _generate_all(items: Sequence[CopaItem], methods: Sequence[str], generator: Any,
+                  options: GuidedOptions, retriever: Any, lemmatize: Callable[[str], list[str]],
+                  seed: int, results: ResultsFile | None,
+                  done: dict[tuple[str, str], dict[str, Any]],
+                  rows: dict[str, list[dict[str, Any]]], progress: bool) -> None:
+    """Every method's outputs for every item not in ``done``, appended to ``results`` and to
+    ``rows`` (:func:`evaluate_generation`'s loop)."""
     with results.writer() if results else nullcontext(None) as write:
         # Items outside, methods inside: the guided variants then rerank one kept decode.
         for item in tqdm(items, desc="items", unit="item", disable=not progress):
@@ -170,7 +195,6 @@ def evaluate_generation(
                     if write:
                         write(done[key])
                 rows[method].append(done[key])
-    return [_score(method, rows[method], lemmatize, items) for method in methods]
 
 
 def _score(method: str, rows: list[dict[str, Any]], lemmatize: Callable[[str], list[str]],

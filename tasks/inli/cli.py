@@ -24,7 +24,7 @@ from typing import Any
 
 from dpc_decode.options import add_search_arguments, search_options_from
 from dpc_device import add_device_arguments, check_arguments
-from dpc_errors import DpcError
+from dpc_errors import DpcError, check_float, check_int, check_seed
 from dpc_inputs import check_input_file, parse_json, read_input_lines
 from dpc_spark import add_spark_arguments, check_spark_arguments
 
@@ -94,9 +94,20 @@ def _error(err: Exception) -> int:
     return 2
 
 
+def _limit(limit: int | None) -> int | None:
+    """``--limit``, checked: ``None`` (all) or a count >= 1 (a slice's ``-1`` would drop the
+    last row, ``0`` would read all)."""
+    from tasks.errors import TaskError
+
+    if limit is not None:
+        check_int("--limit", limit, 1, error=TaskError, quote=False)
+    return limit
+
+
 def _read(path: str, limit: int | None) -> Any:
     from tasks.datasets import read_inli
 
+    _limit(limit)  # before the file is read
     data = read_inli(path)
     if data.skipped:
         print(f"skipped {len(data.skipped)} row(s) with an empty premise or hypothesis "
@@ -109,19 +120,24 @@ def _read(path: str, limit: int | None) -> Any:
 def train_command(args: argparse.Namespace) -> int:
     """Train and save; print the dev accuracy and the training time."""
     from dpc_files import check_output_folder, claim_output_folder
+    from tasks.errors import TaskError
     from tasks.inli.classifier import train_classifier
     from train.cross_encoder import CrossEncoderOptions
 
     try:
         device = check_arguments(args, training=True)  # before anything is read or written
-        out = check_output_folder(args.out, "--out", command="dpc inli train")
-        check_input_file(args.train, "--train")  # a directory said as one, a missing file too
-        rows = _read(args.train, args.limit)
         options = CrossEncoderOptions(
             encoder=args.encoder, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
             max_length=args.max_length, seed=args.seed, max_minutes=args.max_minutes,
             eval_every=args.eval_every, init_from=args.init_from)
-        claim_output_folder(out, "dpc inli train")
+        options.check()
+        check_float("--dev-fraction", args.dev_fraction, 0, 1, open_min=True, open_max=True,
+                    error=TaskError, quote=False)
+        check_seed("--split-seed", args.split_seed, error=TaskError, quote=False)
+        out = check_output_folder(args.out, "--out", command="dpc inli train")
+        check_input_file(args.train, "--train")  # a directory said as one, a missing file too
+        rows = _read(args.train, args.limit)
+        claim_output_folder(out, "dpc inli train")  # every value checked: nothing left behind
         clf = train_classifier(rows, out, options, hypothesis_only=args.hypothesis_only,
                                dev_fraction=args.dev_fraction, split_seed=args.split_seed,
                                device=device, dtype=args.dtype)
@@ -287,6 +303,29 @@ def _interrupted(args: argparse.Namespace) -> str:
     return "nothing was written"
 
 
+def _check_values(args: argparse.Namespace) -> None:
+    """The values of ``dpc inli variants``, before a file or model is read: the decoding ones
+    (the engine would check them only once the generator is loaded) and ``--train``'s."""
+    from tasks.errors import TaskError
+    from tasks.inli.hypotheses import MAX_TEXT_CHARS
+
+    _limit(args.limit)
+    check_int("--num-beams", args.num_beams, 1, error=TaskError, quote=False)
+    check_int("--max-new-tokens", args.max_new_tokens, 1, error=TaskError, quote=False)
+    check_seed("--seed", args.seed, error=TaskError, quote=False)
+    check_int("--batch-size", args.batch_size, 1, error=TaskError, quote=False)  # (--train)
+    if args.max_premises is not None:
+        check_int("--max-premises", args.max_premises, 1, error=TaskError, quote=False)
+    if args.max_minutes is not None:
+        check_float("--max-minutes", args.max_minutes, 0, open_min=True, error=TaskError,
+                    quote=False)
+    search_options_from(args)  # --search, --prune-factor, ... (checked as the engine does)
+    for flag, text in (("--premise", args.premise), ("--implied", args.implied)):
+        if text is not None and len(text) > MAX_TEXT_CHARS:
+            raise TaskError(f"{flag} ({text[:20]!r}...) has {len(text)} characters: at most "
+                            f"{MAX_TEXT_CHARS}")
+
+
 def _choice(args: argparse.Namespace) -> tuple[Any, str | None]:
     """``--rerank classifier``'s rule and classifier folder (else ``(None, None)``); the
     flags that only it reads are refused without it."""
@@ -333,17 +372,19 @@ def variants_command(args: argparse.Namespace) -> int:
     try:
         # the mode decides the dtype's meaning; checked before anything is read
         device = check_arguments(args, training=bool(args.train))
+        _check_values(args)  # every value, whichever mode reads it
         if args.train:
             if not args.out:
                 raise TaskError("--train needs --out (the generator folder)")
+            options = GeneratorTrainOptions(
+                max_minutes=args.max_minutes, max_premises=args.max_premises,
+                batch_size=args.batch_size, seed=args.seed)
             out = check_output_folder(args.out, "--out", command="dpc inli variants --train")
             data = read_inli(args.train)
             if data.skipped:
                 print(f"skipped {len(data.skipped)} row(s) with an empty premise or hypothesis")
             claim_output_folder(out, "dpc inli variants --train")
-            summary = train_generator(data.rows, out, GeneratorTrainOptions(
-                max_minutes=args.max_minutes, max_premises=args.max_premises,
-                batch_size=args.batch_size, seed=args.seed), device=device, dtype=args.dtype)
+            summary = train_generator(data.rows, out, options, device=device, dtype=args.dtype)
             print(f"saved {out}: {json.dumps(summary)}")
             return 0
         labels = parse_labels(args.labels)

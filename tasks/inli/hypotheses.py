@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any
 import dpc_decode
 from dpc_decode.options import SearchOptions
 from dpc_device import place, resolve_training
+from dpc_errors import check_float, check_int
 from dpc_files import write_json
 from tasks.datasets import INLI_LABELS, InliRow
 from tasks.errors import TaskError
@@ -79,7 +80,8 @@ from train.lora import LoraFiles, LoraOptions, check_run, load_merged, train_lor
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["DEFAULT_GENERATOR", "EDIT_TARGETS", "GENERATED_LABELS", "NEGATION_BANS", "RERANKS",
+__all__ = ["DEFAULT_GENERATOR", "EDIT_TARGETS", "GENERATED_LABELS", "MAX_TEXT_CHARS",
+           "NEGATION_BANS", "RERANKS",
            "SENTENCE_END", "SOURCES", "Candidate", "ChoiceRule", "GeneratorTrainOptions", "Variant",
            "VariantGenerator", "choose_variant", "copy_ban", "keep_constraints",
            "label_log_posteriors", "negated", "parse_labels", "prompt", "training_premises",
@@ -105,6 +107,9 @@ _NEGATION = re.compile(r"\b(not|never|no)\b|n't\b|n’t\b|\bcannot\b"
                        r"must|wo|ai)nt\b", re.IGNORECASE)  # "doesnt": the apostrophe left out
 #: The bundled generator folder (``dpc inli variants`` without ``--generator``).
 DEFAULT_GENERATOR = Path(__file__).resolve().parent / "generator"
+#: The longest premise or implied entailment ``dpc inli variants`` takes, in characters: INLI's
+#: premises are a few sentences (the longest of train.csv has under 1,000 characters).
+MAX_TEXT_CHARS = 2_000
 CONFIG_FILE = "variant_generator.json"
 ADAPTER_FILE = "adapter.safetensors"
 RUN_FILE = "generator_run.json"
@@ -320,9 +325,7 @@ class ChoiceRule:
             raise TaskError(f"sources {list(self.sources)!r}: use one or both of "
                             f"{', '.join(SOURCES)}")
         for name in ("edit_penalty", "edit_band"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value < 0 or value != value:
-                raise TaskError(f"{name} (={value!r}) must be a number >= 0")
+            check_float(name, getattr(self, name), 0, error=TaskError, quote=False)
 
     def penalty(self, edit: int, label: str) -> float:
         """What an edit of ``edit`` words costs a ``label`` variant."""
@@ -632,6 +635,11 @@ class GeneratorTrainOptions(LoraOptions):
     base: str = "smollm2-135m"
     max_premises: int | None = None
     labels: list[str] = field(default_factory=lambda: list(GENERATED_LABELS))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_premises is not None:  # None: every premise
+            check_int("max_premises", self.max_premises, 1, error=TaskError)
 
 
 def _examples(rows: Sequence[InliRow], labels: Sequence[str]) -> list[tuple[str, str]]:

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpc_device import resolve_training
-from dpc_errors import check_float, check_int
+from dpc_errors import check_float, check_int, check_seed
 from dpc_files import read_json, write_json
 from tasks.datasets import MultipleChoiceItem
 from tasks.errors import TaskError
@@ -96,6 +96,7 @@ class FilterOptions:
         for name in ("k", "iterations", "patience"):
             check_int(name, getattr(self, name), 1, error=TaskError)
         check_int("cheap_iterations", self.cheap_iterations, 0, error=TaskError)
+        check_seed("seed", self.seed, error=TaskError)
         if self.max_replaced is not None:
             check_int("max_replaced", self.max_replaced, 1, error=TaskError)
         check_int("choices", self.choices, 2, self.k + 1, error=TaskError)

@@ -272,19 +272,19 @@ def train_ending_model(items: Iterable[ContextItem], out: str | Path, *,
     from train.trainer import TrainOptions, train_generator
 
     folder = check_output_folder(out, "--out", command="dpc swag train-endings")
-    claim_output_folder(folder, "dpc swag train-endings")
-    marker = folder / MARKER
-    if not marker.exists():
-        write_json(marker, {"status": "training"})
     bank = folder / "bank.tsv"
-    counts = build_bank(items, bank)
     start = str(init_from if init_from is not None else DEFAULT_MODEL_DIR)
-    options = TrainOptions(
+    options = TrainOptions(  # checked before the folder is made: a refused run leaves none
         bank=str(bank), tokenizer=start, out=str(folder / "run"), variant="paper-effect",
         batch_size=batch_size, lr=lr, warmup_steps=100, max_steps=max_steps,
         max_minutes=max_minutes, eval_every=100, checkpoint_every=50, patience=4,
         dev_examples=2000, max_source_tokens=96, max_target_tokens=40, max_words=CONTEXT_WORDS,
         seed=seed, init_from=start, progress=progress)
+    claim_output_folder(folder, "dpc swag train-endings")
+    marker = folder / MARKER
+    if not marker.exists():
+        write_json(marker, {"status": "training"})
+    counts = build_bank(items, bank)
     result = asdict(train_generator(options, device=where, dtype=dtype))
     result["bank"] = counts
     write_json(marker, result)
@@ -303,12 +303,12 @@ def _train_lora(items: Iterable[ContextItem], out: str | Path, *, base: str, max
         raise TaskError(f"--base {base!r} is neither 'bundled', a pretrained model "
                         f"({', '.join(PRETRAINED)}) nor a model folder")
     folder = check_output_folder(out, "--out", command="dpc swag train-endings")
-    claim_output_folder(folder, "dpc swag train-endings")
+    options = LoraOptions(epochs=epochs, batch_size=batch_size, lr=lr, max_minutes=max_minutes,
+                          seed=seed, progress=progress)
     train, dev, counts = lora_examples(items)
     if not train:
         raise TaskError("no training examples: no 'lm' context with a gold ending of 2+ words")
-    options = LoraOptions(epochs=epochs, batch_size=batch_size, lr=lr, max_minutes=max_minutes,
-                          seed=seed, progress=progress)
+    claim_output_folder(folder, "dpc swag train-endings")  # all checked: nothing left behind
     files = LoraFiles(adapter=ADAPTER_FILE, state=STATE_FILE)
     run = {**options.run_record(), "base": base, "examples": counts}
     finished = check_run(folder, run, RUN_FILE, MARKER, files)

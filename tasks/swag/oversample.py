@@ -46,7 +46,7 @@ from typing import Any
 import dpc_decode
 from cause_effect_graph.lemmas import dictionary_lemmas
 from cause_effect_graph.word_forms import inflections
-from dpc_errors import check_float, check_int
+from dpc_errors import check_float, check_int, check_seed
 from dpc_files import check_output_folder, claim_output_folder, write_json
 from tasks.errors import TaskError
 from tasks.swag.ending_model import end_token_ids, ending_prompt, normalise_ending
@@ -80,6 +80,9 @@ class OversampleOptions:
         for name in ("per_context", "max_new_tokens", "max_rounds", "contexts_per_batch",
                      "max_lemmas"):
             check_int(name, getattr(self, name), 1, error=TaskError)
+        if self.limit is not None:  # None: every context
+            check_int("limit", self.limit, 1, error=TaskError)
+        check_seed("seed", self.seed, error=TaskError)
         check_float("temperature", self.temperature, 0, open_min=True, error=TaskError)
         check_float("top_p", self.top_p, 0, 1, open_min=True, error=TaskError)
 

@@ -64,6 +64,28 @@ def test_build(bank, tmp_path, capsys):
     assert sorted(load_graph(out).edges) == sorted(load_graph(tmp_path / "g.tsv").edges)
     assert load_graph(out)["hungry"]["cry"]["weight"] == 2
     assert run(["graph", "build", str(tmp_path / "nope"), "--out", str(out)]) == 2
+    # without --work the lemma files live in OUT.work, removed when the build ends or is
+    # refused: nothing is left beside the graph (issue 60)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bank", "g.ceg", "g.tsv"]
+
+
+def test_build_keeps_and_resumes_its_work_folder(bank, tmp_path, capsys):
+    args = ["graph", "build", str(bank), "--min-count", "2", "--no-progress",
+            "--work", str(tmp_path / "work")]
+    assert run([*args, "--out", str(tmp_path / "a.ceg")]) == 0
+    assert (tmp_path / "work" / "manifest.json").is_file()  # kept: a rerun resumes from it
+    assert run([*args, "--out", str(tmp_path / "b.ceg")]) == 0
+    assert "(resumed)" in capsys.readouterr().out
+    assert (tmp_path / "a.ceg").read_bytes() == (tmp_path / "b.ceg").read_bytes()
+
+
+def test_an_interrupted_build_says_whether_it_kept_its_lemma_files():
+    from argparse import Namespace
+
+    from cause_effect_graph.cli import _build_interrupted
+
+    assert "kept in g.ceg.work" in _build_interrupted(Namespace(work=None, out="g.ceg"))
+    assert "kept in w" in _build_interrupted(Namespace(work="w", out="g.ceg"))
 
 
 def test_query_ranks_and_filters(graph_file, capsys):

@@ -195,7 +195,7 @@ def test_hub_cache_follows_the_graph():
 @pytest.mark.parametrize("kwargs, message", [
     ({"hub_share": 1.0}, r"`hub_share` \(=1.0\) has to be in \[0, 1\)"),
     ({"hub_share": -0.1}, r"`hub_share` \(=-0.1\)"),
-    ({"min_freq": -1}, r"`min_freq` \(=-1\) has to be at least 0"),
+    ({"min_freq": -1}, r"`min_freq` \(=-1\) must be an integer >= 0"),
     ({"rank": "tfidf"}, r"`rank` \(='tfidf'\) has to be one of weight, strength, pmi, mix"),
 ])
 def test_bad_filter_arguments(small_graph, kwargs, message):

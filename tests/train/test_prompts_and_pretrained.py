@@ -132,3 +132,56 @@ def test_the_default_generator_is_the_bundled_fine_tuned_smollm2():
     base = load_pretrained("smollm2-135m", progress=False)
     name = "model.layers.0.self_attn.q_proj.weight"
     assert not torch.equal(loaded.model.state_dict()[name], base.model.state_dict()[name])
+
+
+# ----------------------------------------------------------------------------- the model cache
+# A conversion is built in a locked temporary folder and renamed into place (issue 60, item 4):
+# a failed or interrupted one leaves nothing, a killed one's folder is removed by the next build.
+
+
+def test_a_failed_build_leaves_nothing(tmp_path):
+    def write(work):
+        (work / "model.safetensors").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pretrained.build_folder(tmp_path / "models" / "m", write)
+    assert list((tmp_path / "models").iterdir()) == []
+    built = pretrained.build_folder(tmp_path / "models" / "m",
+                                    lambda work: (work / "model.safetensors").write_bytes(b"w"))
+    assert [p.name for p in (tmp_path / "models").iterdir()] == ["m"]
+    assert (built / "model.safetensors").read_bytes() == b"w"
+
+
+def test_a_killed_builds_folder_is_removed_by_the_next_build(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    models = tmp_path / "models"
+    script = ("import sys, time; from pathlib import Path; from train.pretrained import "
+              "build_folder\n"
+              "def write(work):\n"
+              "    (work / 'part').write_bytes(b'x'); print('started', flush=True); "
+              "time.sleep(600)\n"
+              f"build_folder(Path({str(models / 'm')!r}), write)\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=root, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "started"
+        [live] = models.iterdir()
+        assert live.name.startswith(".m.") and live.name.endswith(pretrained.BUILDING)
+        # a live build is never removed, however old its folder looks
+        assert pretrained.remove_dead_builds(models, stale_seconds=0) == [] and live.exists()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert live.exists()  # what a killed conversion leaves
+    assert pretrained.remove_dead_builds(models, stale_seconds=3600) == []  # too young to tell
+    os.utime(live, (time.time() - 3600,) * 2)
+    pretrained.build_folder(models / "other", lambda work: None)  # the next build cleans up
+    assert sorted(p.name for p in models.iterdir()) == ["other"]

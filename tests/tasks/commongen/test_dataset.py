@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -42,11 +43,23 @@ def test_pairs_and_references(tmp_path: Path) -> None:
     assert len(refs[("field", "look", "stand")]) == 2
 
 
-@pytest.mark.parametrize("line, word", [("", "empty"), ("dog_#cat_N", "dog_"),
-                                        ("_N#cat_N", "_N")])
+@pytest.mark.parametrize("line, word", [
+    ("", "empty"), ("dog_#cat_N", "dog_"), ("_N#cat_N", "_N"),
+    # over-long (issue 60): refused up front with the line, not decoded for minutes
+    ("dog " + "x" * 101, "f.txt:3: the concept 'xxxxxxxxxxxxxxxxxxxx'... has 101 characters: "
+                         "at most 100"),
+    ("dog_N#" + "x" * 200 + "_N", "has 200 characters: at most 100"),
+    (" ".join(["dog"] * 21), "f.txt:3: 21 concepts in one set: at most 20"),
+    ("x" * 20_000, "the concept 'xxxxxxxxxxxxxxxxxxxx'... has 20000 characters"),
+    ("a " * 100_000, "100000 concepts in one set: at most 20"),
+])
 def test_bad_concept_sets_name_the_value(line: str, word: str) -> None:
-    with pytest.raises(DatasetError, match=word):
+    with pytest.raises(DatasetError, match=re.escape(word)):
         parse_concept_set(line, "f.txt:3")
+
+
+def test_the_longest_concept_and_set_allowed_are_read() -> None:
+    assert len(parse_concept_set(" ".join(["x" * 100] * 20))) == 20  # the limits themselves
 
 
 def test_bad_files_name_the_file_and_line(tmp_path: Path) -> None:
