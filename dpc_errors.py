@@ -1,6 +1,6 @@
 """The one root of every error dpc raises for bad input: :class:`DpcError`; and the checks of
 option values that raise it (:func:`check_int`, :func:`check_seed`, :func:`check_float`,
-:func:`check_choice`).
+:func:`check_choice`, :func:`check_length`).
 
 Every options dataclass's ``__post_init__`` and every command checks its values with these, so
 an option is checked one way wherever it is given, and its message names the option and the
@@ -31,7 +31,7 @@ import numbers
 from collections.abc import Iterable
 
 __all__ = ["INT64_MAX", "MAX_SEED", "DpcError", "check_choice", "check_float", "check_int",
-           "check_seed"]
+           "check_length", "check_seed"]
 
 #: The largest integer an option takes when it names no bound of its own: what torch and numpy
 #: hold (int64). No count dpc uses comes near it; a larger one would overflow in their code.
@@ -125,6 +125,23 @@ def check_seed(name: str, value: object, *, error: type[DpcError] = DpcError,
     dpc_errors.DpcError: --seed (=99999999999999999999) must be an integer from 0 to 4294967295
     """
     return check_int(name, value, 0, MAX_SEED, error=error, quote=quote)
+
+
+def check_length(name: str, text: str, max_chars: int, *,
+                 error: type[DpcError] = DpcError) -> str:
+    """``text`` if it has at most ``max_chars`` characters; else ``error`` naming ``name`` and
+    the length, with the text's start only (it is long).
+
+    >>> check_length("input 0", "babies cry", 5_000)
+    'babies cry'
+    >>> check_length("--constraint", "x" * 300, 200)
+    Traceback (most recent call last):
+    ...
+    dpc_errors.DpcError: --constraint ('xxxxxxxxxxxxxxxxxxxx'...) has 300 characters: at most 200
+    """
+    if len(text) > max_chars:
+        raise error(f"{name} ({text[:20]!r}...) has {len(text)} characters: at most {max_chars}")
+    return text
 
 
 def check_float(name: str, value: object, minimum: float | None = None,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from causal_mining.pair import DIRECTIONS
 from dpc_decode.options import SearchOptions, add_search_arguments, search_options_from
 from dpc_device import add_device_arguments
-from dpc_errors import DpcError, check_seed
+from dpc_errors import DpcError, check_length, check_seed
 from dpc_files import (
     ResultsFile,
     atomic_open,
@@ -42,7 +42,6 @@ from guided_generation.options import (
     RERANKS,
     GuidedOptions,
     check_direction,
-    check_text,
 )
 
 if TYPE_CHECKING:
@@ -286,18 +285,20 @@ def _items(args: argparse.Namespace) -> list[GenerateItem]:
                   for i in read_items(lines, args.direction, args.input_file)]
     if not items:
         raise GuidedGenerationError("no input: give --input TEXT or --input-file PATH")
+    error = GuidedGenerationError
     for phrase in args.banned:
-        check_text("--banned", phrase, MAX_PHRASE_CHARS)
+        check_length("--banned", phrase, MAX_PHRASE_CHARS, error=error)
     for keyword in args.constraint:  # each alternative of 'hungry|hunger'
         for alternative in keyword.split("|"):
-            check_text("--constraint", alternative, MAX_PHRASE_CHARS)
+            check_length("--constraint", alternative, MAX_PHRASE_CHARS, error=error)
     for number, item in enumerate(items):
         if not item.text.strip():
             raise GuidedGenerationError(f"input {number} is empty")
-        check_text(f"input {number}", item.text, MAX_INPUT_CHARS)
+        check_length(f"input {number}", item.text, MAX_INPUT_CHARS, error=error)
         for keyword in item.constraints:
             for alternative in keyword.split("|"):
-                check_text(f"input {number}'s constraint", alternative, MAX_PHRASE_CHARS)
+                check_length(f"input {number}'s constraint", alternative, MAX_PHRASE_CHARS,
+                             error=error)
         check_direction(item.direction)
     return items
 

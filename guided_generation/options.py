@@ -35,7 +35,7 @@ from dpc_errors import check_choice, check_float, check_int
 from guided_generation.errors import GuidedGenerationError
 
 __all__ = ["CONSTRAINT_MODES", "MAX_INPUT_CHARS", "MAX_PHRASE_CHARS", "METHODS", "RANKS",
-           "RERANKS", "GuidedOptions", "check_direction", "check_text", "method_names"]
+           "RERANKS", "GuidedOptions", "check_direction", "method_names"]
 
 #: The longest input ``dpc generate`` takes, in characters. The pipeline reads an input's first
 #: ``max_input_tokens`` tokens only (64 by default: a sentence or two); a text a hundred times
@@ -66,23 +66,6 @@ def check_direction(direction: object) -> Direction:
     guided_generation.errors.GuidedGenerationError: --direction 'why' is not one of cause, effect
     """
     return _check_direction(direction, GuidedGenerationError, "--direction")
-
-
-def check_text(name: str, text: str, max_chars: int) -> str:
-    """``text`` if it has at most ``max_chars`` characters; else an error naming ``name`` and
-    the length (not the text: it is long).
-
-    >>> check_text("input 0", "babies cry", MAX_INPUT_CHARS)
-    'babies cry'
-    >>> check_text("--constraint", "x" * 300, MAX_PHRASE_CHARS)
-    Traceback (most recent call last):
-    ...
-    guided_generation.errors.GuidedGenerationError: --constraint ('xxxxxxxxxxxxxxxxxxxx'...) has 300 characters: at most 200
-    """
-    if len(text) > max_chars:
-        raise GuidedGenerationError(f"{name} ({text[:20]!r}...) has {len(text)} characters: "
-                                    f"at most {max_chars}")
-    return text
 
 
 def method_names(names: Sequence[str]) -> list[str]:

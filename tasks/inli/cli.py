@@ -24,7 +24,7 @@ from typing import Any
 
 from dpc_decode.options import add_search_arguments, search_options_from
 from dpc_device import add_device_arguments, check_arguments
-from dpc_errors import DpcError, check_float, check_int, check_seed
+from dpc_errors import DpcError, check_float, check_int, check_length, check_seed
 from dpc_inputs import check_input_file, parse_json, read_input_lines
 from dpc_spark import add_spark_arguments, check_spark_arguments
 
@@ -321,9 +321,8 @@ def _check_values(args: argparse.Namespace) -> None:
                     quote=False)
     search_options_from(args)  # --search, --prune-factor, ... (checked as the engine does)
     for flag, text in (("--premise", args.premise), ("--implied", args.implied)):
-        if text is not None and len(text) > MAX_TEXT_CHARS:
-            raise TaskError(f"{flag} ({text[:20]!r}...) has {len(text)} characters: at most "
-                            f"{MAX_TEXT_CHARS}")
+        if text is not None:
+            check_length(flag, text, MAX_TEXT_CHARS, error=TaskError)
 
 
 def _choice(args: argparse.Namespace) -> tuple[Any, str | None]:
