@@ -25,11 +25,12 @@ import json
 import sys
 import tempfile
 import traceback
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from fuzz_report import answer_kind, stderr_lines, tally  # noqa: E402
 
 import cli  # noqa: E402
 
@@ -107,15 +108,8 @@ def run_case(command: str, suffix: str, make: object) -> dict[str, object]:
         except BaseException:  # noqa: BLE001 (what escaped is the finding)
             code, err = None, io.StringIO(err.getvalue() + traceback.format_exc())
         text = err.getvalue()
-        lines = [line for line in text.splitlines() if line.strip()]
-        if code is None or "Traceback" in text:
-            kind = "traceback"
-        elif code == 0:
-            kind = "accepted"
-        elif code == 2 and len(lines) == 1:
-            kind = "one line"
-        else:
-            kind = "other"
+        lines = stderr_lines(text)
+        kind = answer_kind(code, text)
         left = sorted(str(p.relative_to(folder)) for p in set(folder.rglob("*")) - before)
         return {"kind": kind, "code": code, "message": lines[-1] if lines else "",
                 "left_behind": left if code != 0 else []}
@@ -137,20 +131,7 @@ def main() -> int:
             cases.append({"command": command, "class": name, **result})
             print(f"{result['kind']:10s} {name:26s} {command}: {result['message'][:110]}",
                   flush=True)
-    by_class: dict[str, Counter] = {}
-    by_command: dict[str, Counter] = {}
-    for case in cases:
-        by_class.setdefault(case["class"], Counter())[case["kind"]] += 1
-        by_command.setdefault(case["command"], Counter())[case["kind"]] += 1
-    report = {
-        "command": "benchmarks/fuzz_inputs.py " + " ".join(sys.argv[1:]),
-        "cases": len(cases),
-        "kinds": dict(Counter(c["kind"] for c in cases)),
-        "left_behind": sum(bool(c["left_behind"]) for c in cases),
-        "by_class": {k: dict(v) for k, v in by_class.items()},
-        "by_command": {k: dict(v) for k, v in by_command.items()},
-        "not_one_line": [c for c in cases if c["kind"] != "one line" or c["left_behind"]],
-    }
+    report = {"command": "benchmarks/fuzz_inputs.py " + " ".join(sys.argv[1:]), **tally(cases)}
     print(json.dumps({k: report[k] for k in ("cases", "kinds", "left_behind", "by_class")},
                      indent=1))
     if args.out:

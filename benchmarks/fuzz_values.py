@@ -48,12 +48,14 @@ import sys
 import tempfile
 import time
 import traceback
-from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fuzz_report import answer_kind, stderr_lines, tally  # noqa: E402
 
 #: A 20-digit integer: beyond int64 (and far beyond any count or seed dpc can use).
 HUGE = "99999999999999999999"
@@ -312,17 +314,8 @@ def run_case(argv_of: Callable[[dict[str, str]], list[str]], shared: dict[str, s
         if code == 130 and seconds >= timeout * 0.99:  # dpc answered the alarm as Ctrl-C
             timed_out = True
         text = err.getvalue()
-        lines = [line for line in text.splitlines() if line.strip()]
-        if timed_out:
-            kind = "accepted"
-        elif code is None or "Traceback" in text:
-            kind = "traceback"
-        elif code == 0:
-            kind = "accepted"
-        elif code == 2 and len(lines) == 1:
-            kind = "one line"
-        else:
-            kind = "other"
+        lines = stderr_lines(text)
+        kind = "accepted" if timed_out else answer_kind(code, text)
         left = sorted(str(p.relative_to(folder)) for p in _paths(folder) - before)
         refused = kind in ("one line", "traceback", "other")
         return {"kind": kind, "code": code, "timed_out": timed_out,
@@ -394,22 +387,12 @@ def main() -> int:
                   f"{result['message'][:100]}"
                   + (f"  LEFT {result['left_behind']}" if result["left_behind"] else ""),
                   flush=True)
-    by_class: dict[str, Counter] = {}
-    by_command: dict[str, Counter] = {}
-    for case in results:
-        by_class.setdefault(case["class"], Counter())[case["kind"]] += 1
-        by_command.setdefault(case["command"], Counter())[case["kind"]] += 1
     report = {
         "command": "benchmarks/fuzz_values.py " + " ".join(sys.argv[1:]),
         "root": str(root),
-        "cases": len(results),
-        "kinds": dict(Counter(c["kind"] for c in results)),
+        **tally(results),
         "timed_out": sum(c["timed_out"] for c in results),
-        "left_behind": sum(bool(c["left_behind"]) for c in results),
         "seconds": round(sum(c["seconds"] for c in results), 1),
-        "by_class": {k: dict(v) for k, v in by_class.items()},
-        "by_command": {k: dict(v) for k, v in by_command.items()},
-        "not_one_line": [c for c in results if c["kind"] != "one line" or c["left_behind"]],
     }
     print(json.dumps({k: report[k] for k in ("cases", "kinds", "timed_out", "left_behind",
                                              "seconds", "by_class")}, indent=1))
