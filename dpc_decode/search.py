@@ -264,8 +264,17 @@ class _ConstraintSearch:
         a = self.automaton
         parent_node = self.node.gather(1, parent)  # (B, C)
         node = a.next_node[parent_node, a.block_symbols(self.input_block, token)]
-        if self.packed:
-            return self._packed_states(parent, parent_node, node, token, score)
+        sets_of = self._packed_sets if self.packed else self._boolean_sets
+        met, ended_met, base, ended, bank = sets_of(parent, parent_node, node, token)
+        # NeuroLogic may pass fewer letters than every beam's (_neurologic_candidates)
+        keep = self.head[:, : parent.shape[1]] | (bank > self.base.gather(1, parent))
+        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
+
+    def _boolean_sets(self, parent: torch.Tensor, parent_node: torch.Tensor, node: torch.Tensor,
+                      token: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The candidates' sets met (B, C, S), those met were each to end now (B, C, S), base,
+        ended and bank (B, C each) (:meth:`states`), on (B, K, S) booleans."""
+        a = self.automaton
         # one row gather each (rows_at): on a CPU faster than indexing met[input, parent]
         # (benchmarks/engine_micro.py: rows_at_pair_ms against index_pair_ms)
         parent_met = rows_at(self.met.view(self.batch * self.beams, -1), parent + self.first_beam)
@@ -275,19 +284,14 @@ class _ConstraintSearch:
         if a.has_whole_word:  # the bank counts pending sets as met (see the class notes)
             ended_met = a.met_if_ended(node, met)  # (B, C, S)
             ended = ended_met.sum(-1) * self.scale
-            bank = ended + torch.where(ended_met, 0, rows_at(a.partial_depth, node)).amax(-1)
         else:
             ended, ended_met = base, met
-            bank = base + torch.where(met, 0, rows_at(a.partial_depth, node)).amax(-1)
-        # NeuroLogic may pass fewer letters than every beam's (_neurologic_candidates)
-        keep = self.head[:, : parent.shape[1]] | (bank > self.base.gather(1, parent))
-        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
+        bank = ended + torch.where(ended_met, 0, rows_at(a.partial_depth, node)).amax(-1)
+        return met, ended_met, base, ended, bank
 
-    def _packed_states(self, parent: torch.Tensor, parent_node: torch.Tensor, node: torch.Tensor,
-                       token: torch.Tensor, score: torch.Tensor) -> tuple[
-        _States, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor
-    ]:
-        """:meth:`states` on packed bits: the same figures, each (B, C). The bank's partial
+    def _packed_sets(self, parent: torch.Tensor, parent_node: torch.Tensor, node: torch.Tensor,
+                     token: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """:meth:`_boolean_sets` on packed bits: the sets as (B, C) bits. The bank's partial
         progress is the node's depth where the node is on the way to an unmet set: every set a
         node is on the way to has its depth (``partial_depth``)."""
         a = self.automaton
@@ -302,9 +306,7 @@ class _ConstraintSearch:
             ended_met = met
             base = ended = a.count_packed(met) * self.scale
         on_way = (rows_at(a.useful_packed, node) & ~ended_met) != 0
-        bank = ended + torch.where(on_way, rows_at(a.depth, node), 0)
-        keep = self.head[:, : parent.shape[1]] | (bank > self.base.gather(1, parent))
-        return (node, met, base, ended), bank, ended, torch.where(keep, score, NEG_INF), ended_met
+        return met, ended_met, base, ended, ended + torch.where(on_way, rows_at(a.depth, node), 0)
 
     def add_other_endings(self, pool: _Pool, log_probs: torch.Tensor, beam_scores: torch.Tensor,
                           history: torch.Tensor, head: _Head, eos: torch.Tensor, step: int,
