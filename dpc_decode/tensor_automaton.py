@@ -871,11 +871,21 @@ class TensorAutomaton:
 
     def count_packed(self, bits: torch.Tensor) -> torch.Tensor:
         """The number of sets in each of the packed ``bits`` (...,): int64, a byte at a time."""
-        counts = self.byte_counts
-        assert counts is not None
-        total = counts.take(bits & 255)
-        for chunk in range(1, (self.num_sets + 7) // 8):
-            total = total + counts.take((bits >> (8 * chunk)) & 255)
+        assert self.byte_counts is not None
+        return self._byte_sums(self.byte_counts, bits)
+
+    def _byte_sums(self, table: torch.Tensor, bits: torch.Tensor,
+                   base: torch.Tensor | None = None, stride: int = 0) -> torch.Tensor:
+        """``table`` read at each byte of ``bits`` (...,) and added up: byte c of a value reads
+        ``table[base + stride * c + byte]`` (``base``: none, or broadcasting against ``bits``)."""
+        total: torch.Tensor | None = None
+        for chunk in range((self.num_sets + 7) // 8):
+            index = (bits >> (8 * chunk)) & 255 if chunk else bits & 255
+            if base is not None:
+                index = index + (base + stride * chunk if chunk else base)
+            part = table.take(index)
+            total = part if total is None else total + part
+        assert total is not None
         return total
 
     def _plan_need_bits(self, rows: torch.Tensor | RowTables, nodes: torch.Tensor,
@@ -894,9 +904,7 @@ class TensorAutomaton:
             base, total = self._length_rows(rows)
         if bits.dim() > base.dim():
             base, total = base.unsqueeze(-1), total.unsqueeze(-1)
-        for chunk in range((self.num_sets + 7) // 8):
-            total = total - self.length_bytes.take(base + ((bits >> (8 * chunk)) & 255) + 256 * chunk)
-        return total
+        return total - self._byte_sums(self.length_bytes, bits, base, 256)
 
     def _length_rows(self, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """For rows (hyps,): where each row's automaton starts in ``length_bytes``, and its
