@@ -246,6 +246,14 @@ class ModelRunner:
             other._next_position = self._next_position[rows]
         return other
 
+    def adopt(self, other: ModelRunner, rows: torch.Tensor) -> None:
+        """Hold copies of rows ``rows`` of ``other`` (a :meth:`fork` of this runner that has
+        stepped) in place of its own: the lookahead's first step becomes the search's next."""
+        taken = other.fork(rows)
+        self.cache = taken.cache
+        self._encoder_hidden, self._encoder_mask = taken._encoder_hidden, taken._encoder_mask
+        self._attention_mask, self._next_position = taken._attention_mask, taken._next_position
+
     def select(self, index: torch.Tensor) -> bool:
         """Keep only rows ``index`` (in that order): the cache and every per-row state shrink to
         ``len(index)`` rows, so finished rows stop costing forward passes. Returns ``False`` (and

@@ -172,3 +172,62 @@ def test_the_lookahead_keeps_every_promise(family, seed):
 def test_the_lookahead_needs_neurologic():
     with pytest.raises(DpcError, match=r"`lookahead` \(=2\) is NeuroLogic A\*esque's"):
         generate(tiny_gpt2(), None, INPUTS, [[[3]]], lookahead=2)
+
+
+@pytest.mark.parametrize("steps", [1, 3])
+def test_the_lookaheads_first_step_is_the_searchs_next(family, steps, monkeypatch):
+    """The new beams take the lookahead's first model step as their own (``_adopt``): the outputs
+    are those of a search that steps the model again, and the step is taken over in most steps."""
+    from dpc_decode import search as search_module
+
+    name, build = family
+    model = build(seed=steps)
+    rng = random.Random(steps)
+    per_input = [random_constraints(rng, 40, rng.randint(1, 3)) for _ in INPUTS]
+    options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=10, search="neurologic",
+                   lookahead=steps, lookahead_weight=1.0)
+    adopt, taken = search_module._adopt, []
+
+    def counted(*args, **kwargs):
+        result = adopt(*args, **kwargs)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(search_module, "_adopt", counted)
+    adopted = generate(model, None, INPUTS, per_input, **options)
+    assert sum(taken) >= len(taken) / 2, (name, taken)
+    monkeypatch.setattr(search_module, "_adopt", lambda *args, **kwargs: None)
+    stepped = generate(model, None, INPUTS, per_input, **options)
+    assert [[o.token_ids for o in r] for r in adopted] == \
+           [[o.token_ids for o in r] for r in stepped], name
+    for mine, theirs in zip(adopted, stepped):
+        assert [o.log_prob for o in mine] == pytest.approx([o.log_prob for o in theirs], abs=1e-4)
+
+
+def test_the_lookahead_rolls_out_only_candidates_that_could_be_chosen(family, monkeypatch):
+    """Candidates that cannot be among the next beams whatever their estimate get no rollout
+    (``_never_chosen``): the outputs are those of rolling every candidate out, and some are
+    skipped."""
+    from dpc_decode import search as search_module
+
+    name, build = family
+    model = build(seed=5)
+    rng = random.Random(5)
+    per_input = [random_constraints(rng, 40, rng.randint(2, 4)) for _ in INPUTS]
+    options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=12, search="neurologic",
+                   lookahead=2, lookahead_weight=1.0, score_slots=1)
+    never, skipped = search_module._never_chosen, []
+
+    def counted(*args, **kwargs):
+        result = never(*args, **kwargs)
+        skipped.append(int(result.sum()))
+        return result
+
+    monkeypatch.setattr(search_module, "_never_chosen", counted)
+    pruned = generate(model, None, INPUTS, per_input, **options)
+    assert sum(skipped) > 0, name
+    monkeypatch.setattr(search_module, "_never_chosen",
+                        lambda score, *args: torch.zeros_like(score, dtype=torch.bool))
+    every = generate(model, None, INPUTS, per_input, **options)
+    assert [[o.token_ids for o in r] for r in pruned] == \
+           [[o.token_ids for o in r] for r in every], name
