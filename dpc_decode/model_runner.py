@@ -21,7 +21,12 @@ from typing import Any
 
 import torch
 from transformers import PreTrainedModel
-from transformers.cache_utils import Cache, EncoderDecoderCache
+from transformers.cache_utils import (
+    Cache,
+    DynamicLayer,
+    DynamicSlidingWindowLayer,
+    EncoderDecoderCache,
+)
 from transformers.modeling_outputs import BaseModelOutput
 
 from dpc_decode.errors import DpcError
@@ -246,13 +251,54 @@ class ModelRunner:
             other._next_position = self._next_position[rows]
         return other
 
-    def adopt(self, other: ModelRunner, rows: torch.Tensor) -> None:
-        """Hold copies of rows ``rows`` of ``other`` (a :meth:`fork` of this runner that has
-        stepped) in place of its own: the lookahead's first step becomes the search's next."""
-        taken = other.fork(rows)
-        self.cache = taken.cache
-        self._encoder_hidden, self._encoder_mask = taken._encoder_hidden, taken._encoder_mask
-        self._attention_mask, self._next_position = taken._attention_mask, taken._next_position
+    def adopt(self, other: ModelRunner) -> None:
+        """Hold ``other``'s rows and state in place of its own (``other`` is a :meth:`fork` or
+        :meth:`joined` of this runner's forks, left unused after): the lookahead's first step
+        becomes the search's next."""
+        self.cache = other.cache
+        self._encoder_hidden, self._encoder_mask = other._encoder_hidden, other._encoder_mask
+        self._attention_mask, self._next_position = other._attention_mask, other._next_position
+
+    @property
+    def joinable(self) -> bool:
+        """Whether :meth:`joined` and :meth:`snapshot` can hold this runner's rows: its cache's
+        layers are transformers' dynamic ones, whose steps replace their key and value tensors
+        (``torch.cat``) instead of writing into them."""
+        return _joinable(self.cache)
+
+    def snapshot(self) -> ModelRunner:
+        """A runner over the same rows in their present state, which later steps of this one
+        leave as they are, without copying the cache's tensors (it holds references to them).
+        Only for a :attr:`joinable` runner."""
+        if not self.joinable:
+            raise DpcError(f"cannot keep a {type(self.cache).__name__} without copying it")
+        other = copy.copy(self)
+        other.cache = _layers_copied(self.cache)
+        return other
+
+    @staticmethod
+    def joined(parts: Sequence[tuple[ModelRunner, torch.Tensor, torch.Tensor]], size: int
+               ) -> ModelRunner:
+        """A runner of ``size`` rows of its own: for each ``(runner, rows, at)`` of ``parts``
+        (forks of one runner, all stepped as far, each :attr:`joinable`), copies of its rows
+        ``rows`` as rows ``at``. Every row must be given once."""
+        base = parts[0][0]
+        if not all(runner.joinable for runner, _, _ in parts):
+            raise DpcError("cannot join the rows of caches that steps write into")
+        other = copy.copy(base)
+        other.cache = _joined_cache([(runner.cache, rows, at) for runner, rows, at in parts], size)
+
+        def join(name: str) -> torch.Tensor | None:
+            tensors = [getattr(runner, name) for runner, _, _ in parts]
+            if tensors[0] is None:
+                return None
+            return _joined_rows([(t, rows, at) for t, (_, rows, at) in zip(tensors, parts)], size)
+
+        other._encoder_hidden = join("_encoder_hidden")
+        other._encoder_mask = join("_encoder_mask")
+        other._attention_mask = join("_attention_mask")
+        other._next_position = join("_next_position")
+        return other
 
     def select(self, index: torch.Tensor) -> bool:
         """Keep only rows ``index`` (in that order): the cache and every per-row state shrink to
@@ -304,3 +350,68 @@ def _forked_cache(cache: Cache | None, rows: torch.Tensor) -> Cache | None:
     forked.layers = [copy.copy(layer) for layer in cache.layers]
     forked.reorder_cache(rows)
     return forked
+
+
+#: Cache layers whose update replaces ``keys``/``values`` (``torch.cat``), never writes into them,
+#: and which hold no other per-row state: their rows can be referenced and joined.
+_JOINABLE_LAYERS = (DynamicLayer, DynamicSlidingWindowLayer)
+
+
+def _joinable(cache: Cache | None) -> bool:
+    if cache is None:
+        return True
+    if isinstance(cache, EncoderDecoderCache):
+        return _joinable(cache.self_attention_cache) and _joinable(cache.cross_attention_cache)
+    layers = getattr(cache, "layers", None)
+    return layers is not None and all(
+        type(layer) in _JOINABLE_LAYERS and getattr(layer, "keys", None) is not None
+        for layer in layers)
+
+
+def _layers_copied(cache: Cache | None) -> Cache | None:
+    """``cache`` with its container and layers shallow-copied: the tensors are shared, the
+    attributes a later step replaces are not."""
+    if cache is None:
+        return None
+    forked = copy.copy(cache)
+    if isinstance(cache, EncoderDecoderCache):
+        forked.self_attention_cache = _layers_copied(cache.self_attention_cache)
+        forked.cross_attention_cache = _layers_copied(cache.cross_attention_cache)
+        forked.is_updated = dict(cache.is_updated)
+        return forked
+    forked.layers = [copy.copy(layer) for layer in cache.layers]
+    return forked
+
+
+def _joined_rows(parts: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], size: int
+                 ) -> torch.Tensor:
+    """A tensor of ``size`` rows: rows ``rows`` of each ``(tensor, rows, at)`` as rows ``at``."""
+    first = parts[0][0]
+    out = first.new_empty((size, *first.shape[1:]))
+    for tensor, rows, at in parts:
+        if rows.numel():
+            out.index_copy_(0, at.to(out.device), tensor.index_select(0, rows.to(tensor.device)))
+    return out
+
+
+def _joined_cache(parts: Sequence[tuple[Cache | None, torch.Tensor, torch.Tensor]], size: int
+                  ) -> Cache | None:
+    """:func:`_joined_rows` for every layer's keys and values (:func:`_joinable` caches)."""
+    first = parts[0][0]
+    if first is None:
+        return None
+    if isinstance(first, EncoderDecoderCache):
+        joined = _layers_copied(first)
+        assert isinstance(joined, EncoderDecoderCache)
+        joined.self_attention_cache = _joined_cache(
+            [(c.self_attention_cache, rows, at) for c, rows, at in parts], size)  # type: ignore[union-attr]
+        joined.cross_attention_cache = _joined_cache(
+            [(c.cross_attention_cache, rows, at) for c, rows, at in parts], size)  # type: ignore[union-attr]
+        return joined
+    joined = _layers_copied(first)
+    assert joined is not None
+    for number, layer in enumerate(joined.layers):
+        layers = [c.layers[number] for c, _, _ in parts]  # type: ignore[union-attr]
+        layer.keys = _joined_rows([(lay.keys, rows, at) for lay, (_, rows, at) in zip(layers, parts)], size)
+        layer.values = _joined_rows([(lay.values, rows, at) for lay, (_, rows, at) in zip(layers, parts)], size)
+    return joined

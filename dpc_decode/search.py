@@ -25,9 +25,10 @@ host sync per step, to stop early when every input is done.
 2, 4 and 5: :func:`_neurologic_candidates` (each beam's own top tokens too, constraint tokens
 pruned by ``prune_factor``), :func:`_score_neurologic` (``sat_tolerance``, then
 :func:`~dpc_decode.beam.neurologic_allocate`: groups by which sets are met; with ``lookahead``,
-:func:`_lookahead` orders the head again) and :func:`_end_model_choices` (real endings: only an
-EOS among the model's own candidates ends a hypothesis; no ending is offered). Its lookahead
-adds three host syncs a step, and its first model step is the next step's (:func:`_adopt`).
+:class:`~dpc_decode.lookahead.Lookahead` orders the head again) and :func:`_end_model_choices`
+(real endings: only an EOS among the model's own candidates ends a hypothesis; no ending is
+offered). The lookahead adds a few host syncs a step, and its first model step is the next
+step's (:meth:`~dpc_decode.lookahead.Lookahead.adopt`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from dpc_decode.beam import (
     neurologic_allocate,
     within_tolerance,
 )
+from dpc_decode.lookahead import Candidates, FirstStep, Lookahead
 from dpc_decode.masks import apply_step_masks, is_eos_token, needs_state
 from dpc_decode.model_runner import ModelRunner
 from dpc_decode.options import BeamSearchOptions
@@ -455,15 +457,19 @@ def beam_search(
     # Without constraints there is one bank and allocation is score order already; score slots
     # would only move EOS candidates behind the others in the head.
     slots = options.score_slots if automaton is not None else 0
+    lookahead = (Lookahead(search.automaton, search.input_block, beams, options)
+                 if isinstance(search, _ConstraintSearch) and neurologic and options.lookahead
+                 else None)
 
     for step in range(steps):
         last = step == steps - 1
         log_probs = _masked_log_probs(log_probs, runner, search, history, eos, step, options)
-        stepped: _FirstStep | None = None
+        stepped: FirstStep | None = None
         if neurologic:
             assert isinstance(search, _ConstraintSearch)
             scored, states, allocation, stepped = _score_neurologic(
-                log_probs, beam_scores, search, eos, vocab, options, runner, running, done, step)
+                log_probs, beam_scores, search, eos, vocab, options, runner, running, done, step,
+                lookahead)
             _end_model_choices(pool, scored, model_columns, history, step, done, options)
             if last:  # the length cap ends the head's other candidates too
                 _end_head(pool, replace(scored, valid=scored.valid & ~scored.is_eos),
@@ -480,15 +486,17 @@ def beam_search(
                                      done, options.length_penalty)
         pick, beam_scores, new_token = _next_beams(scored, allocation, beams)
         search.reorder(states, pick)  # type: ignore[arg-type]
+        if lookahead is not None:
+            lookahead.keep(pick)
         done |= _input_done(beam_scores, pool, step + 1, options, neurologic)
         # The step's one host sync. Every input outside `running` is done (only done ones leave).
         finished = int(done.sum()) - (batch - running.numel())  # done among the running inputs
         if finished == running.numel():
             break
         history = _moved_history(pick, scored.parent, new_token, history, step)
-        # With a lookahead the new beams have mostly taken their model step already (_adopt).
-        adopted = (_adopt(runner, stepped, pick, beam_scores, done, running)
-                   if stepped is not None and compact else None)
+        # With a lookahead the new beams have mostly taken their model step already (adopt).
+        adopted = (lookahead.adopt(runner, stepped, pick, beam_scores, done, running)
+                   if lookahead is not None and stepped is not None and compact else None)
         if adopted is not None:
             running, next_log_probs = adopted
             log_probs = _with_rows(log_probs, next_log_probs, running, beams)
@@ -596,13 +604,14 @@ def _score_neurologic(
     running: torch.Tensor,  # (A,)
     done: torch.Tensor,  # (B,)
     step: int,
-) -> tuple[_Scored, _States, Allocation, _FirstStep | None]:
+    lookahead: Lookahead | None,
+) -> tuple[_Scored, _States, Allocation, FirstStep | None]:
     """The step's candidates under NeuroLogic (:func:`_neurologic_candidates`), their states,
     repeats dropped, those more than ``sat_tolerance`` sets behind dropped
     (:func:`~dpc_decode.beam.within_tolerance`), and their order
     (:func:`~dpc_decode.beam.neurologic_allocate`, grouped by the sets met were each to end
-    now), the first ``2K`` ordered again by :func:`_lookahead` where ``options.lookahead``
-    (then also the model step it took for them, :class:`_FirstStep`)."""
+    now), the first ``2K`` ordered again by the ``lookahead``'s estimates where there is one
+    (then also the model step it took for them, :class:`~dpc_decode.lookahead.FirstStep`)."""
     parent, token, score = _neurologic_candidates(log_probs, beam_scores, search.letters(),
                                                   options.prune_factor)
     states, _, met_rank, score, ended_met = search.states(parent, token, score)
@@ -621,159 +630,19 @@ def _score_neurologic(
     allocation = neurologic_allocate(group, complete, score, valid, beams, options.score_slots,
                                      ~is_eos, wide=wide)
     scored = _Scored(parent, token, score, valid, is_eos, met_rank)
-    if not options.lookahead:
+    if lookahead is None:
         return scored, states, allocation, None
     width = min(2 * beams, score.shape[1])
     short = allocation.order[:, :width]  # (B, W) the candidates the lookahead reorders
-    future, stepped = _lookahead(runner, running, done, search, scored, states[0], complete,
-                                 ended_met, short, options, last=step == options.max_new_tokens - 1)
+    candidates = Candidates(parent, token, score, valid, is_eos, states[0], complete, ended_met)
+    future, stepped = lookahead.estimate(runner, running, done, candidates, short,
+                                         last=step == options.max_new_tokens - 1)  # (B, W)
     rank_score = score.gather(1, short) / (step + 1) + options.lookahead_weight * future
     again = neurologic_allocate(group.gather(1, short), complete.gather(1, short),
                                 rank_score, valid.gather(1, short), beams,
                                 options.score_slots, ~is_eos.gather(1, short), wide=wide)
     order = torch.cat([short.gather(1, again.order), allocation.order[:, width:]], dim=1)
     return scored, states, Allocation(order, allocation.key), stepped  # key: positions
-
-
-@dataclass(frozen=True)
-class _FirstStep:
-    """The model step the lookahead took from some of the step's candidates: the next step's
-    beams are mostly among them (:func:`_adopt`)."""
-
-    runner: ModelRunner  # a fork of the search's runner, one row per stepped candidate (N,)
-    log_probs: torch.Tensor  # (N, V) the next log-probabilities of each stepped candidate
-    row: torch.Tensor  # (B, C) the fork's row of each candidate column; -1: not stepped
-
-
-def _lookahead(
-    runner: ModelRunner,
-    running: torch.Tensor,  # (A,) inputs whose beams are the runner's rows, in its order
-    done: torch.Tensor,  # (B,)
-    search: _ConstraintSearch,
-    scored: _Scored,
-    node: torch.Tensor,  # (B, C) automaton node of each candidate
-    complete: torch.Tensor,  # (B, C) the candidate has met every set were it to end now
-    ended_met: torch.Tensor,  # (B, C, S), or (B, C) bits where search.packed
-    short: torch.Tensor,  # (B, W) candidate columns to estimate
-    options: BeamSearchOptions,
-    last: bool,
-) -> tuple[torch.Tensor, _FirstStep | None]:
-    """NeuroLogic A*esque's estimate of each candidate's future (B, W): a greedy rollout of
-    ``steps`` tokens from the candidate (all of them in one batch, on a fork of the runner's
-    cache), and the best log-probability, over the rollout's positions, of a token that starts
-    or continues an alternative of a set the candidate has not met (the automaton is walked
-    along the rollout). 0 for candidates that have met every set, end, are invalid, belong to
-    a done input, or for which no such token exists.
-
-    The rollout's first model step is the one the search takes next for the candidates it
-    chooses as beams, so it is kept (:class:`_FirstStep`) for :func:`_adopt`; the complete
-    candidates that could be chosen (each input's best ``K`` by score: the selection orders a
-    group by score, and complete candidates have no estimate) take that step too, without a
-    rollout. Host syncs: whether any candidate steps, and whether any rolls out."""
-    a = search.automaton
-    batch, beams = search.batch, search.beams
-    device = short.device
-    position = torch.full((batch,), -1, dtype=torch.long, device=device)
-    position[running] = torch.arange(running.numel(), device=device)
-    valid, is_eos = scored.valid.gather(1, short), scored.is_eos.gather(1, short)
-    live = valid & ~is_eos & ((position >= 0) & ~done).unsqueeze(1)  # (B, W)
-    short_complete = complete.gather(1, short)
-    score = scored.score.gather(1, short)  # (B, W)
-    best_complete = score.masked_fill(~(live & short_complete), NEG_INF).topk(
-        min(beams, short.shape[1]), dim=1)
-    roll = live & ~short_complete
-    if not last:  # (at the last step the whole head ends, in the order the estimates give)
-        roll &= ~_never_chosen(score, best_complete.values, valid & is_eos, beams,
-                               options.score_slots)
-    step_first = roll.scatter(1, best_complete.indices,
-                              torch.isfinite(best_complete.values) | roll.gather(
-                                  1, best_complete.indices))  # (B, W)
-    future = torch.zeros(short.shape, device=device)
-    if not bool(step_first.any()):
-        return future, None
-    at_input, at_col = step_first.nonzero(as_tuple=True)  # (N,) each
-    column = short[at_input, at_col]  # (N,)
-    fork = runner.fork(position[at_input] * beams + scored.parent[at_input, column])
-    token = scored.token[at_input, column]  # (N,)
-    first_log_probs = torch.log_softmax(fork.step(token), dim=-1)  # (N, V)
-    row = torch.full(scored.token.shape, -1, dtype=torch.long, device=device)
-    row[at_input, column] = torch.arange(at_input.numel(), device=device)
-    stepped = _FirstStep(fork, first_log_probs, row)
-    rolled = roll[at_input, at_col].nonzero().squeeze(-1)  # (N',) positions among the stepped
-    if not rolled.numel():
-        return future, stepped
-    at_input, at_col, token = at_input[rolled], at_col[rolled], token[rolled]
-    if search.packed:
-        wanted = ~a.unpack(ended_met.gather(1, short)[at_input, at_col])  # (N', S)
-    else:
-        wanted = ~ended_met[at_input, short[at_input, at_col]]
-    state = node[at_input, short[at_input, at_col]]  # (N',)
-    block = search.input_block[at_input]  # (N', 1)
-    best = torch.full((token.shape[0],), NEG_INF, device=device)
-    log_probs = first_log_probs[rolled]
-    steps = options.lookahead
-    rollout = fork.fork(rolled) if steps > 1 else None  # the first step's rows stay as they are
-    for at in range(steps):
-        if at:
-            assert rollout is not None
-            log_probs = torch.log_softmax(rollout.step(token), dim=-1)  # (N', V)
-        letters = a.leaving[state]  # (N', M) tokens leaving the root from here
-        reached = a.next_node[state.unsqueeze(1), a.block_symbols(block, letters)]  # (N', M)
-        starts = (rows_at(a.useful, reached) & wanted.unsqueeze(1)).any(-1)  # (N', M)
-        best = torch.maximum(best, log_probs.gather(1, letters).masked_fill(~starts, NEG_INF)
-                             .amax(-1))
-        if at + 1 < steps:
-            token = log_probs.argmax(-1)
-            state = a.next_node[state, a.block_symbols(block, token.unsqueeze(1)).squeeze(1)]
-    future[at_input, at_col] = torch.where(torch.isfinite(best), best, 0.0)
-    return future, stepped
-
-
-def _never_chosen(
-    score: torch.Tensor,  # (B, W) the lookahead's candidates
-    best_complete: torch.Tensor,  # (B, k) the best scores of those that meet every set, not EOS
-    ending: torch.Tensor,  # (B, W) valid EOS candidates
-    beams: int,
-    slots: int,
-) -> torch.Tensor:
-    """The candidates (B, W) that cannot be among the next beams whatever their estimate, so
-    need no rollout. :func:`~dpc_decode.beam.neurologic_allocate` puts first the ``slots``
-    best non-EOS candidates by rank score, then the ``beams`` best complete ones; where those
-    are not EOS (the ``beams`` best complete ones outscore every EOS), the next beams are all
-    among them. An incomplete candidate's rank score is at most its ``score / (step + 1)`` (an
-    estimate is at most 0), a complete one's is exactly that (no estimate): one outscored by
-    ``slots`` complete non-EOS candidates is never among the leaders, so never chosen."""
-    if best_complete.shape[1] < beams or slots > beams:
-        return torch.zeros_like(ending)
-    settled = best_complete[:, -1] > score.masked_fill(~ending, NEG_INF).amax(1)  # (B,)
-    bar = best_complete[:, slots - 1] if slots else torch.full_like(settled, float("inf"),
-                                                                      dtype=score.dtype)
-    return settled.unsqueeze(1) & (score < bar.unsqueeze(1))
-
-
-def _adopt(
-    runner: ModelRunner,
-    stepped: _FirstStep,
-    pick: torch.Tensor,  # (B, K) chosen candidate columns
-    beam_scores: torch.Tensor,  # (B, K) -inf: no beam
-    done: torch.Tensor,  # (B,)
-    running: torch.Tensor,  # (A,)
-) -> tuple[torch.Tensor, torch.Tensor] | None:
-    """The next step's model step from the lookahead's first (:class:`_FirstStep`) instead of a
-    new one, where it holds every new beam of the inputs still running: the runner takes those
-    rows of the fork (done inputs leave its batch, as :func:`_compact` would make them), and
-    the running inputs (A',) and their beams' next log-probabilities (A' K, V) are returned.
-    ``None`` (nothing changed) where a beam was not stepped. A row without a beam (score -inf:
-    nothing it holds is read again) takes any stepped row of its input. One host sync."""
-    keep = running[~done[running]]  # (A',)
-    input_rows = stepped.row[keep]  # (A', C)
-    rows = torch.where(torch.isfinite(beam_scores[keep]), input_rows.gather(1, pick[keep]),
-                       input_rows.amax(1, keepdim=True))  # (A', K)
-    if bool((rows < 0).any()):
-        return None
-    rows = rows.view(-1)
-    runner.adopt(stepped.runner, rows)
-    return keep, stepped.log_probs[rows]
 
 
 def _end_model_choices(

@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from dpc_decode import DpcError, generate, satisfies
+from dpc_decode import lookahead as lookahead_module
 from dpc_decode.exhaustive import exhaustive_best
+from dpc_decode.lookahead import Lookahead
 
 from .conftest import EOS, tiny_gpt2, tiny_t5
 from .test_search import INPUTS, random_constraints
@@ -174,60 +176,77 @@ def test_the_lookahead_needs_neurologic():
         generate(tiny_gpt2(), None, INPUTS, [[[3]]], lookahead=2)
 
 
+def _decoded(model, per_input, options):
+    return generate(model, None, INPUTS, per_input, **options)
+
+
+def _same(mine, theirs, name):
+    assert [[o.token_ids for o in r] for r in mine] == [[o.token_ids for o in r] for r in theirs], name
+    for a, b in zip(mine, theirs):
+        assert [o.log_prob for o in a] == pytest.approx([o.log_prob for o in b], abs=1e-4), name
+
+
 @pytest.mark.parametrize("steps", [1, 3])
 def test_the_lookaheads_first_step_is_the_searchs_next(family, steps, monkeypatch):
-    """The new beams take the lookahead's first model step as their own (``_adopt``): the outputs
-    are those of a search that steps the model again, and the step is taken over in most steps."""
-    from dpc_decode import search as search_module
-
+    """The new beams take the lookahead's first model step as their own (``Lookahead.adopt``):
+    the outputs are those of a search that steps the model again, and the step is taken over in
+    most steps."""
     name, build = family
     model = build(seed=steps)
     rng = random.Random(steps)
     per_input = [random_constraints(rng, 40, rng.randint(1, 3)) for _ in INPUTS]
     options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=10, search="neurologic",
                    lookahead=steps, lookahead_weight=1.0)
-    adopt, taken = search_module._adopt, []
+    adopt, taken = Lookahead.adopt, []
 
-    def counted(*args, **kwargs):
-        result = adopt(*args, **kwargs)
+    def counted(self, *args, **kwargs):
+        result = adopt(self, *args, **kwargs)
         taken.append(result is not None)
         return result
 
-    monkeypatch.setattr(search_module, "_adopt", counted)
-    adopted = generate(model, None, INPUTS, per_input, **options)
+    monkeypatch.setattr(Lookahead, "adopt", counted)
+    adopted = _decoded(model, per_input, options)
     assert sum(taken) >= len(taken) / 2, (name, taken)
-    monkeypatch.setattr(search_module, "_adopt", lambda *args, **kwargs: None)
-    stepped = generate(model, None, INPUTS, per_input, **options)
-    assert [[o.token_ids for o in r] for r in adopted] == \
-           [[o.token_ids for o in r] for r in stepped], name
-    for mine, theirs in zip(adopted, stepped):
-        assert [o.log_prob for o in mine] == pytest.approx([o.log_prob for o in theirs], abs=1e-4)
+    monkeypatch.setattr(Lookahead, "adopt", lambda self, *args, **kwargs: None)
+    _same(adopted, _decoded(model, per_input, options), name)
+
+
+@pytest.mark.parametrize("steps", [2, 3, 5])
+def test_a_beams_rollout_continues_as_a_new_one_would(family, steps, monkeypatch):
+    """A candidate that extends a beam by its rollout's next token continues that rollout (the
+    positions kept from the last step, ``Lookahead.keep``): the outputs are those of rolling
+    every candidate out anew, and rollouts are continued."""
+    name, build = family
+    model = build(seed=steps)
+    rng = random.Random(steps)
+    per_input = [random_constraints(rng, 40, rng.randint(2, 4)) for _ in INPUTS]
+    options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=12, search="neurologic",
+                   lookahead=steps, lookahead_weight=1.0)
+    continued, kept = Lookahead._continued, []
+
+    def counted(self, *args, **kwargs):
+        result = continued(self, *args, **kwargs)
+        kept.append(int((result >= 0).sum()))
+        return result
+
+    monkeypatch.setattr(Lookahead, "_continued", counted)
+    reused = _decoded(model, per_input, options)
+    assert sum(kept) > 0, name
+    monkeypatch.setattr(Lookahead, "_continued",
+                        lambda self, at_input, parent, token: torch.full_like(token, -1))
+    _same(reused, _decoded(model, per_input, options), name)
 
 
 def test_the_lookahead_rolls_out_only_candidates_that_could_be_chosen(family, monkeypatch):
     """Candidates that cannot be among the next beams whatever their estimate get no rollout
-    (``_never_chosen``): the outputs are those of rolling every candidate out, and some are
-    skipped."""
-    from dpc_decode import search as search_module
-
+    (``never_chosen``): the outputs are those of rolling every candidate out."""
     name, build = family
     model = build(seed=5)
     rng = random.Random(5)
     per_input = [random_constraints(rng, 40, rng.randint(2, 4)) for _ in INPUTS]
     options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=12, search="neurologic",
                    lookahead=2, lookahead_weight=1.0, score_slots=1)
-    never, skipped = search_module._never_chosen, []
-
-    def counted(*args, **kwargs):
-        result = never(*args, **kwargs)
-        skipped.append(int(result.sum()))
-        return result
-
-    monkeypatch.setattr(search_module, "_never_chosen", counted)
-    pruned = generate(model, None, INPUTS, per_input, **options)
-    assert sum(skipped) > 0, name
-    monkeypatch.setattr(search_module, "_never_chosen",
+    pruned = _decoded(model, per_input, options)
+    monkeypatch.setattr(lookahead_module, "never_chosen",
                         lambda score, *args: torch.zeros_like(score, dtype=torch.bool))
-    every = generate(model, None, INPUTS, per_input, **options)
-    assert [[o.token_ids for o in r] for r in pruned] == \
-           [[o.token_ids for o in r] for r in every], name
+    _same(pruned, _decoded(model, per_input, options), name)
