@@ -117,7 +117,6 @@ class _Rolled:
 
     row: torch.Tensor  # (B, C) the rollout of each candidate column; -1: none
     greedy: torch.Tensor  # (N', S) the greedy token after each position
-    per_set: torch.Tensor  # (N', S, sets) best log-probability of a letter of each set
     log_probs: list[torch.Tensor]  # positions 2..S: (N', V)
     states: list[_Rows]  # positions 2..S: the model state that gave those log-probabilities
 
@@ -128,7 +127,6 @@ class _Kept:
 
     beam: torch.Tensor  # (B, K) the kept rollout of each beam; -1: none
     greedy: torch.Tensor  # (M, S)
-    per_set: torch.Tensor  # (M, S, sets)
     log_probs: list[torch.Tensor]  # positions 2..S: (M, V)
     states: list[ModelRunner]  # positions 2..S: M rows each
 
@@ -191,7 +189,7 @@ class Lookahead:
         first, continued = self._first_step(runner, position, c, at_input, column)
         rolled = roll[at_input, at_col].nonzero().squeeze(-1)  # (N',) among the stepped
         if rolled.numel():
-            best = self._roll_out(first, continued, rolled, c, at_input[rolled], column[rolled])
+            best = self._roll_out(first, continued, c, at_input[rolled], column[rolled])
             future[at_input[rolled], at_col[rolled]] = best
         return future, first
 
@@ -249,9 +247,8 @@ class Lookahead:
         self,
         first: FirstStep,
         continued: torch.Tensor,  # (N,) in state order: the kept rollout each continues, -1
-        rolled: torch.Tensor,  # (N',) candidate index among the stepped (N)
         c: Candidates,
-        at_input: torch.Tensor,  # (N',)
+        at_input: torch.Tensor,  # (N',) the rolled-out candidates
         column: torch.Tensor,  # (N',)
     ) -> torch.Tensor:
         """The rolled-out candidates' estimates (N',), their rollouts kept in ``_rolled``."""
@@ -285,7 +282,7 @@ class Lookahead:
         best = per_set_t.masked_fill(~wanted.unsqueeze(1), NEG_INF).amax(dim=(1, 2))
         row = torch.full(c.token.shape, -1, dtype=torch.long, device=column.device)
         row[at_input, column] = torch.arange(order.numel(), device=column.device)
-        self._rolled = _Rolled(row, torch.stack(greedy, dim=1), per_set_t, kept_log_probs, states)
+        self._rolled = _Rolled(row, torch.stack(greedy, dim=1), kept_log_probs, states)
         estimate = torch.where(torch.isfinite(best), best, 0.0)
         return estimate[torch.argsort(order)]
 
@@ -345,7 +342,7 @@ class Lookahead:
         index[chosen] = torch.arange(chosen.numel(), device=pick.device)
         self.kept = _Kept(
             beam=torch.where(beam >= 0, index[beam.clamp(min=0)], beam),
-            greedy=rolled.greedy[chosen], per_set=rolled.per_set[chosen],
+            greedy=rolled.greedy[chosen],
             log_probs=[lp[chosen] for lp in rolled.log_probs],
             states=[rows.take(chosen) for rows in rolled.states])
 
