@@ -8,7 +8,7 @@ One step, as short named stages (every tensor carries its shape in a comment):
    (as transformers does), plus each hypothesis's best token, plus the letters of each beam whose
    transition leaves the root (:meth:`_ConstraintSearch.letters`).
 3. :meth:`_ConstraintSearch.states` - automaton state and progress bank of every candidate; a
-   letter that advances no unmet set is dropped, and so are repeats (:func:`_repeats`).
+   letter that advances no unmet set is dropped. :func:`_drop_repeats` drops duplicates.
 4. :func:`~dpc_decode.beam.allocate` - order the candidates by dynamic beam allocation (the
    first few, which are all a step reads).
 5. :func:`_Pool.add` - candidates among the first ``num_beams`` that end (EOS, or the last step)
@@ -125,15 +125,14 @@ def _candidates(
     log_probs: torch.Tensor,  # (H, V) masked
     beam_scores: torch.Tensor,  # (B, K)
     letters: _Letters | None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Returns parent beam (B, C), token (B, C), total score (B, C), and which candidates
-    repeat an earlier column's (beam, token) (B, C; :func:`_repeats`).
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Returns parent beam (B, C), token (B, C), total score (B, C).
 
     The first ``3 * beams`` columns are the top-k and best candidates, the rest (under
     constraints) the letters of every beam that leave the root, in alphabet order (see
     :meth:`_ConstraintSearch.letters`). The letters' scores are not yet
     restricted to those that advance an unmet set (:meth:`_ConstraintSearch.states` does that),
-    nor are repeats dropped."""
+    nor are duplicates removed (:func:`_drop_repeats`)."""
     batch, beams = beam_scores.shape
     vocab = log_probs.shape[1]
     device = log_probs.device
@@ -154,45 +153,7 @@ def _candidates(
         parents.append(letters.parents)
         tokens.append(letters.tokens)
         scores.append((log_probs.gather(1, letters.hyp_tokens) + flat_scores).view(batch, -1))
-    repeat = _repeats(top_index, row_tokens, letters, vocab)
-    return torch.cat(parents, dim=1), torch.cat(tokens, dim=1), torch.cat(scores, dim=1), repeat
-
-
-def _repeats(
-    top_index: torch.Tensor,  # (B, 2K) the top-2K's places among the beams' own top tokens
-    row_tokens: torch.Tensor,  # (H, W) each beam's own top tokens, best first
-    letters: _Letters | None,
-    vocab: int,
-) -> torch.Tensor:
-    """Which of :func:`_candidates`' columns (B, C) repeat an earlier column's (beam, token),
-    as :func:`_drop_repeats` finds them, from the columns' structure instead of a sort of all
-    of them (on a CPU the sort of a 16-set step's ~400 columns is its largest single cost):
-    the top-2K are distinct; a beam's best repeats the top-2K where its own first place is
-    among them; a letter repeats where it is padding (it repeats its beam's first letter) or
-    is one of its beam's tokens among those columns, found by ``searchsorted`` in the beam's
-    letters (sorted: alphabet order)."""
-    batch = top_index.shape[0]
-    hyps, width = row_tokens.shape
-    beams = hyps // batch
-    taken = torch.zeros((batch, beams * width), dtype=torch.bool, device=top_index.device)
-    taken.scatter_(1, top_index, True)  # (B, K * W): the beam's own place is in the top-2K
-    best_repeats = taken.view(batch, beams, width)[:, :, 0]  # (B, K)
-    head = [torch.zeros_like(top_index, dtype=torch.bool), best_repeats]
-    if letters is None:
-        return torch.cat(head, dim=1)
-    hyp_letters = letters.hyp_tokens  # (H, M)
-    places = hyp_letters.shape[1]
-    padding = torch.zeros_like(hyp_letters, dtype=torch.bool)
-    padding[:, 1:] = hyp_letters[:, 1:] == hyp_letters[:, :1]
-    ordered = hyp_letters.masked_fill(padding, vocab)  # (H, M) ascending: padding after all
-    at = torch.searchsorted(ordered, row_tokens).clamp_(max=places - 1)  # (H, W)
-    in_head = taken.view(hyps, width).clone()
-    in_head[:, 0] = True  # every beam's best is a column
-    found = (ordered.gather(1, at) == row_tokens) & in_head  # (H, W)
-    marked = torch.zeros((hyps, places + 1), dtype=torch.long, device=at.device)
-    marked.scatter_add_(1, torch.where(found, at, places), torch.ones_like(at))
-    letter_repeats = padding | (marked[:, :places] > 0)  # (H, M)
-    return torch.cat([*head, letter_repeats.view(batch, -1)], dim=1)
+    return torch.cat(parents, dim=1), torch.cat(tokens, dim=1), torch.cat(scores, dim=1)
 
 
 def _drop_repeats(parent: torch.Tensor, token: torch.Tensor, score: torch.Tensor, vocab: int) -> torch.Tensor:
@@ -576,10 +537,10 @@ def _score_candidates(
     vocab: int,
 ) -> tuple[_Scored, _States | None, torch.Tensor]:
     """The step's candidates (:func:`_candidates`), their automaton states and banks (B, C)
-    (:meth:`_ConstraintSearch.states`), repeats dropped (:func:`_repeats`)."""
-    parent, token, score, repeat = _candidates(log_probs, beam_scores, search.letters())
+    (:meth:`_ConstraintSearch.states`), repeats dropped (:func:`_drop_repeats`)."""
+    parent, token, score = _candidates(log_probs, beam_scores, search.letters())
     states, bank, met_rank, score, _ = search.states(parent, token, score)
-    score = score.masked_fill(repeat, NEG_INF)
+    score = _drop_repeats(parent, token, score, vocab)
     valid = torch.isfinite(score)  # (B, C)
     return _Scored(parent, token, score, valid, is_eos_token(token, eos), met_rank), states, bank
 

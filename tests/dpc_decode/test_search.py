@@ -7,8 +7,6 @@ import random
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from dpc_decode import (
     ConstraintError,
@@ -407,31 +405,3 @@ def test_packed_met_sets_decode_as_the_booleans(request, family, search):
     unpacked = decode()
     assert packed == unpacked
     assert any(o[2] for r in packed for o in r) and not all(o[2] for r in packed for o in r)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 4), st.integers(1, 6), st.integers(2, 30), st.integers(1, 8),
-       st.booleans(), st.integers(0, 2**31 - 1))
-def test_the_columns_repeats_are_the_sorts(batch, beams, vocab, width, with_letters, seed):
-    """``_repeats`` (from the columns' structure) marks the columns ``_drop_repeats`` (a sort of
-    all of them) drops: the later occurrences of every (beam, token), letter padding included."""
-    from dpc_decode.search import _candidates, _drop_repeats, _Letters
-
-    gen = torch.Generator().manual_seed(seed)
-    hyps = batch * beams
-    log_probs = torch.randn((hyps, vocab), generator=gen)
-    log_probs[torch.rand((hyps, vocab), generator=gen) < 0.2] = float("-inf")  # masks and ties
-    beam_scores = torch.randn((batch, beams), generator=gen)
-    letters = None
-    if with_letters:
-        rows = []
-        for _ in range(hyps):  # a beam's letters: sorted distinct tokens, padded with the first
-            count = int(torch.randint(0, min(width, vocab) + 1, (1,), generator=gen))
-            real = torch.randperm(vocab, generator=gen)[:max(count, 1)].sort().values
-            rows.append(torch.cat([real, real[:1].expand(width - real.numel())]))
-        hyp_tokens = torch.stack(rows)  # (H, M)
-        letters = _Letters(hyp_tokens, hyp_tokens.view(batch, -1),
-                           torch.arange(beams).repeat_interleave(width).expand(batch, -1))
-    parent, token, score, repeat = _candidates(log_probs, beam_scores, letters)
-    dropped = torch.isinf(_drop_repeats(parent, token, torch.zeros_like(score), vocab))
-    assert torch.equal(repeat, dropped)
