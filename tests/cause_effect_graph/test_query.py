@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import networkx as nx
 import pytest
@@ -71,18 +70,13 @@ def test_bad_arguments(small_graph):
         candidates(small_graph, "babies", "cause", rank="x")  # type: ignore[arg-type]
 
 
-def test_bundled_graph_answers_the_paper_example_quickly():
+def test_bundled_graph_answers_the_paper_example():
+    # (its speed is benchmarks/graph_query.py's row, not a timed assertion here)
     G = bundled_or_skip()
     result = candidates(G, "babies cry", "cause", 20)
     assert len(result) == 20
     assert "baby" not in result.keywords and "cry" not in result.keywords
-    candidates(G, "babies cry", "cause", 300, rank="strength")  # warm up
-    timings = []
-    for _ in range(5):
-        t = time.perf_counter()
-        candidates(G, "babies cry", "cause", 300, rank="strength")
-        timings.append(time.perf_counter() - t)
-    assert min(timings) < 0.05, timings
+    assert len(candidates(G, "babies cry", "cause", 300, rank="strength")) == 300
 
 
 # ---------------------------------------------------------------- ranks and filters (issue 18)
