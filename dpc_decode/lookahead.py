@@ -78,9 +78,6 @@ class _Rows:
     def of_runner(cls, runner: ModelRunner, rows: torch.Tensor) -> _Rows:
         return cls((runner,), torch.zeros_like(rows), rows)
 
-    def __len__(self) -> int:
-        return self.at.numel()
-
     def take(self, index: torch.Tensor) -> ModelRunner:
         """A runner of its own over copies of states ``index`` (n,), in that order."""
         if len(self.runners) == 1:
@@ -209,21 +206,17 @@ class Lookahead:
         fresh = (continued < 0).nonzero().squeeze(-1)
         again = (continued >= 0).nonzero().squeeze(-1)
         n = at_input.numel()
-        log_probs: torch.Tensor | None = None
-        states: _Rows | None = None
+        parts: list[tuple[torch.Tensor, _Rows]] = []
         if fresh.numel():
             fork = runner.fork(position[at_input[fresh]] * self.beams + parent[fresh])
-            log_probs = torch.log_softmax(fork.step(token[fresh]), dim=-1)
-            states = _Rows.of_runner(fork, torch.arange(fresh.numel(), device=column.device))
+            parts.append((torch.log_softmax(fork.step(token[fresh]), dim=-1),
+                          _Rows.of_runner(fork, torch.arange(fresh.numel(), device=column.device))))
         if again.numel():
             assert self.kept is not None
             kept_rows = continued[again]
-            kept_states = _Rows.of_runner(self.kept.states[0], kept_rows)
-            kept_log_probs = self.kept.log_probs[0][kept_rows]
-            states = kept_states if states is None else _Rows.cat(states, kept_states)
-            log_probs = (kept_log_probs if log_probs is None
-                         else torch.cat([log_probs, kept_log_probs]))
-        assert states is not None and log_probs is not None
+            parts.append((self.kept.log_probs[0][kept_rows],
+                          _Rows.of_runner(self.kept.states[0], kept_rows)))
+        log_probs, states = _cat_parts(parts)
         order = torch.cat([fresh, again])  # stepped candidate of each state
         place = torch.empty_like(order)
         place[order] = torch.arange(n, device=order.device)  # state of each stepped candidate
@@ -313,9 +306,7 @@ class Lookahead:
                 log_probs = torch.log_softmax(last.step(kept.greedy[kept_rows, -1]), dim=-1)
                 parts.append((log_probs, _Rows.of_runner(last, torch.arange(
                     kept_rows.numel(), device=kept_rows.device))))
-        if len(parts) == 1:
-            return parts[0]
-        return torch.cat([parts[0][0], parts[1][0]]), _Rows.cat(parts[0][1], parts[1][1])
+        return _cat_parts(parts)
 
     def _per_set(self, log_probs: torch.Tensor, node: torch.Tensor, block: torch.Tensor
                  ) -> torch.Tensor:
@@ -371,6 +362,15 @@ class Lookahead:
         rows = rows.view(-1)
         runner.adopt(first.states.take(rows))
         return keep, first.log_probs[rows]
+
+
+def _cat_parts(parts: list[tuple[torch.Tensor, _Rows]]) -> tuple[torch.Tensor, _Rows]:
+    """One or two parts' log-probabilities (n, V) and model states, the first's then the
+    second's."""
+    if len(parts) == 1:
+        return parts[0]
+    (first_log_probs, first), (second_log_probs, second) = parts
+    return torch.cat([first_log_probs, second_log_probs]), _Rows.cat(first, second)
 
 
 def never_chosen(

@@ -256,8 +256,8 @@ class ModelRunner:
         :meth:`joined` of this runner's forks, left unused after): the lookahead's first step
         becomes the search's next."""
         self.cache = other.cache
-        self._encoder_hidden, self._encoder_mask = other._encoder_hidden, other._encoder_mask
-        self._attention_mask, self._next_position = other._attention_mask, other._next_position
+        for name in _ROW_STATE:
+            setattr(self, name, getattr(other, name))
 
     @property
     def joinable(self) -> bool:
@@ -288,16 +288,10 @@ class ModelRunner:
         other = copy.copy(base)
         other.cache = _joined_cache([(runner.cache, rows, at) for runner, rows, at in parts], size)
 
-        def join(name: str) -> torch.Tensor | None:
+        for name in _ROW_STATE:
             tensors = [getattr(runner, name) for runner, _, _ in parts]
-            if tensors[0] is None:
-                return None
-            return _joined_rows([(t, rows, at) for t, (_, rows, at) in zip(tensors, parts)], size)
-
-        other._encoder_hidden = join("_encoder_hidden")
-        other._encoder_mask = join("_encoder_mask")
-        other._attention_mask = join("_attention_mask")
-        other._next_position = join("_next_position")
+            setattr(other, name, None if tensors[0] is None else _joined_rows(
+                [(t, rows, at) for t, (_, rows, at) in zip(tensors, parts)], size))
         return other
 
     def select(self, index: torch.Tensor) -> bool:
@@ -339,18 +333,14 @@ def _forked_cache(cache: Cache | None, rows: torch.Tensor) -> Cache | None:
     (``reorder_cache``), so neither cache's later updates reach the other."""
     if cache is None:
         return None
-    if isinstance(cache, EncoderDecoderCache):
-        forked = copy.copy(cache)
-        forked.self_attention_cache = _forked_cache(cache.self_attention_cache, rows)
-        forked.cross_attention_cache = _forked_cache(cache.cross_attention_cache, rows)
-        return forked
-    if not hasattr(cache, "layers"):  # pragma: no cover - every transformers 5 cache has layers
-        raise DpcError(f"cannot copy rows of a cache of type {type(cache).__name__}")
-    forked = copy.copy(cache)
-    forked.layers = [copy.copy(layer) for layer in cache.layers]
-    forked.reorder_cache(rows)
+    forked = _layers_copied(cache)
+    assert forked is not None
+    forked.reorder_cache(rows)  # (an encoder-decoder cache reorders both of its caches)
     return forked
 
+
+#: A runner's per-row state besides its cache (None where its kind of model has none).
+_ROW_STATE = ("_encoder_hidden", "_encoder_mask", "_attention_mask", "_next_position")
 
 #: Cache layers whose update replaces ``keys``/``values`` (``torch.cat``), never writes into them,
 #: and which hold no other per-row state: their rows can be referenced and joined.
@@ -379,6 +369,8 @@ def _layers_copied(cache: Cache | None) -> Cache | None:
         forked.cross_attention_cache = _layers_copied(cache.cross_attention_cache)
         forked.is_updated = dict(cache.is_updated)
         return forked
+    if not hasattr(cache, "layers"):  # pragma: no cover - every transformers 5 cache has layers
+        raise DpcError(f"cannot copy rows of a cache of type {type(cache).__name__}")
     forked.layers = [copy.copy(layer) for layer in cache.layers]
     return forked
 

@@ -329,14 +329,12 @@ class _ConstraintSearch:
 
 
 def _moved_history(
-    pick: torch.Tensor,  # (B, K) chosen candidate columns
-    parent: torch.Tensor,  # (B, C) beam each candidate extends
+    new_parent: torch.Tensor,  # (B, K) the parent beam of each chosen candidate
     new_token: torch.Tensor,  # (B, K)
     history: torch.Tensor,  # (B, K, T)
     step: int,
 ) -> torch.Tensor:
     """The chosen beams' tokens (B, K, T): their parents' history and the new token."""
-    new_parent = parent.gather(1, pick)  # (B, K)
     history = history.gather(1, new_parent.unsqueeze(-1).expand(-1, -1, history.shape[2]))
     history[:, :, step] = new_token
     return history
@@ -344,15 +342,13 @@ def _moved_history(
 
 def _reorder_cache(
     runner: ModelRunner,
-    pick: torch.Tensor,  # (B, K) chosen candidate columns
-    parent: torch.Tensor,  # (B, C) beam each candidate extends
+    new_parent: torch.Tensor,  # (B, K) the parent beam of each chosen candidate
     running: torch.Tensor,  # (A,) the inputs whose beams are in the runner's batch, in its order
 ) -> None:
     """Move the model's cache to the chosen beams with the index :func:`_moved_history` moves
     the tokens by (and the automaton state by the same ``pick``), so they cannot drift apart."""
-    beams = pick.shape[1]
-    new_parent = parent.gather(1, pick)  # (B, K)
-    offset = torch.arange(running.numel(), device=pick.device).unsqueeze(1) * beams  # (A, 1)
+    beams = new_parent.shape[1]
+    offset = torch.arange(running.numel(), device=new_parent.device).unsqueeze(1) * beams  # (A, 1)
     runner.reorder((new_parent[running] + offset).view(-1))  # (A K,)
 
 
@@ -493,7 +489,8 @@ def beam_search(
         finished = int(done.sum()) - (batch - running.numel())  # done among the running inputs
         if finished == running.numel():
             break
-        history = _moved_history(pick, scored.parent, new_token, history, step)
+        new_parent = scored.parent.gather(1, pick)  # (B, K)
+        history = _moved_history(new_parent, new_token, history, step)
         # With a lookahead the new beams have mostly taken their model step already (adopt).
         adopted = (lookahead.adopt(runner, stepped, pick, beam_scores, done, running)
                    if lookahead is not None and stepped is not None and compact else None)
@@ -501,7 +498,7 @@ def beam_search(
             running, next_log_probs = adopted
             log_probs = _with_rows(log_probs, next_log_probs, running, beams)
         else:
-            _reorder_cache(runner, pick, scored.parent, running)
+            _reorder_cache(runner, new_parent, running)
             if compact and finished * 8 >= running.numel():
                 running, compact = _compact(runner, running, done, beams)
             log_probs = _next_log_probs(runner, log_probs, new_token, running, beams)

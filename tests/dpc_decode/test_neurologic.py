@@ -186,25 +186,38 @@ def _same(mine, theirs, name):
         assert [o.log_prob for o in a] == pytest.approx([o.log_prob for o in b], abs=1e-4), name
 
 
+def _case(family, seed: int, sets: tuple[int, int], **options):
+    """A tiny model of the family, between ``sets`` random sets per input, and NeuroLogic +
+    lookahead options."""
+    name, build = family
+    rng = random.Random(seed)
+    per_input = [random_constraints(rng, 40, rng.randint(*sets)) for _ in INPUTS]
+    options = dict(num_beams=4, num_return_sequences=3, search="neurologic",
+                   lookahead_weight=1.0, **options)
+    return name, build(seed=seed), per_input, options
+
+
+def _recording(monkeypatch, owner, attr: str, record) -> list:
+    """Wrap ``owner.attr`` so that ``record(result)`` of each call is appended to the list
+    returned: whether the saving it makes took place."""
+    original, seen = getattr(owner, attr), []
+
+    def recorded(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(record(result))
+        return result
+
+    monkeypatch.setattr(owner, attr, recorded)
+    return seen
+
+
 @pytest.mark.parametrize("steps", [1, 3])
 def test_the_lookaheads_first_step_is_the_searchs_next(family, steps, monkeypatch):
     """The new beams take the lookahead's first model step as their own (``Lookahead.adopt``):
     the outputs are those of a search that steps the model again, and the step is taken over in
     most steps."""
-    name, build = family
-    model = build(seed=steps)
-    rng = random.Random(steps)
-    per_input = [random_constraints(rng, 40, rng.randint(1, 3)) for _ in INPUTS]
-    options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=10, search="neurologic",
-                   lookahead=steps, lookahead_weight=1.0)
-    adopt, taken = Lookahead.adopt, []
-
-    def counted(self, *args, **kwargs):
-        result = adopt(self, *args, **kwargs)
-        taken.append(result is not None)
-        return result
-
-    monkeypatch.setattr(Lookahead, "adopt", counted)
+    name, model, per_input, options = _case(family, steps, (1, 3), max_new_tokens=10, lookahead=steps)
+    taken = _recording(monkeypatch, Lookahead, "adopt", lambda result: result is not None)
     adopted = _decoded(model, per_input, options)
     assert sum(taken) >= len(taken) / 2, (name, taken)
     monkeypatch.setattr(Lookahead, "adopt", lambda self, *args, **kwargs: None)
@@ -216,20 +229,8 @@ def test_a_beams_rollout_continues_as_a_new_one_would(family, steps, monkeypatch
     """A candidate that extends a beam by its rollout's next token continues that rollout (the
     positions kept from the last step, ``Lookahead.keep``): the outputs are those of rolling
     every candidate out anew, and rollouts are continued."""
-    name, build = family
-    model = build(seed=steps)
-    rng = random.Random(steps)
-    per_input = [random_constraints(rng, 40, rng.randint(2, 4)) for _ in INPUTS]
-    options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=12, search="neurologic",
-                   lookahead=steps, lookahead_weight=1.0)
-    continued, kept = Lookahead._continued, []
-
-    def counted(self, *args, **kwargs):
-        result = continued(self, *args, **kwargs)
-        kept.append(int((result >= 0).sum()))
-        return result
-
-    monkeypatch.setattr(Lookahead, "_continued", counted)
+    name, model, per_input, options = _case(family, steps, (2, 4), max_new_tokens=12, lookahead=steps)
+    kept = _recording(monkeypatch, Lookahead, "_continued", lambda result: int((result >= 0).sum()))
     reused = _decoded(model, per_input, options)
     assert sum(kept) > 0, name
     monkeypatch.setattr(Lookahead, "_continued",
@@ -239,14 +240,14 @@ def test_a_beams_rollout_continues_as_a_new_one_would(family, steps, monkeypatch
 
 def test_the_lookahead_rolls_out_only_candidates_that_could_be_chosen(family, monkeypatch):
     """Candidates that cannot be among the next beams whatever their estimate get no rollout
-    (``never_chosen``): the outputs are those of rolling every candidate out."""
-    name, build = family
-    model = build(seed=5)
-    rng = random.Random(5)
-    per_input = [random_constraints(rng, 40, rng.randint(2, 4)) for _ in INPUTS]
-    options = dict(num_beams=4, num_return_sequences=3, max_new_tokens=12, search="neurologic",
-                   lookahead=2, lookahead_weight=1.0, score_slots=1)
+    (``never_chosen``): the outputs are those of rolling every candidate out, and some are
+    marked."""
+    name, model, per_input, options = _case(family, 5, (2, 4), max_new_tokens=12, lookahead=2,
+                                            score_slots=1)
+    marked = _recording(monkeypatch, lookahead_module, "never_chosen",
+                        lambda result: int(result.sum()))
     pruned = _decoded(model, per_input, options)
+    assert sum(marked) > 0, name
     monkeypatch.setattr(lookahead_module, "never_chosen",
                         lambda score, *args: torch.zeros_like(score, dtype=torch.bool))
     _same(pruned, _decoded(model, per_input, options), name)
