@@ -13,8 +13,8 @@ The rollouts are the search's main cost, so no model step is taken twice:
 - **A beam's rollout continues.** A candidate that extends a beam by the token the beam's own
   rollout chose next has a rollout that is the beam's, one step on: its first ``steps - 1``
   positions (their model states, log-probabilities and tokens) are kept from the previous step
-  (:class:`_Kept`), and only the last takes a model step. About two in five rolled-out
-  candidates are such continuations on CommonGen.
+  (:class:`_Kept`), and only the last takes a model step (on CommonGen about a quarter of the
+  candidates that take the first step: ``benchmarks/commongen/lookahead_work.py``).
 - **No rollout where it cannot matter**: for done inputs, and for candidates that cannot be
   among the next beams whatever their estimate (:func:`never_chosen`).
 
